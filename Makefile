@@ -1,0 +1,36 @@
+# The two commands of a fresh clone: `make run` and `make test`. Each bootstraps .venv from
+# pyproject.toml with nothing but python3.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.PHONY: run test lint format venv clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/salesplan serve
+
+test: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff format src tests
+	$(BIN)/ruff check --fix src tests
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,90 @@
+"""`create_app(settings)`: middleware, the error handler, routers, state."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+
+from salesplan import API_PREFIX, __version__
+from salesplan.config import Settings
+from salesplan.db import create_engine, create_sessionmaker
+from salesplan.errors import install_error_handlers
+from salesplan.kit.pagination import CursorCodec
+from salesplan.middleware import RequestMiddleware
+from salesplan.openapi import build_openapi, collect_requirements
+from salesplan.ratelimit.limiter import RateLimiter
+from salesplan.ratelimit.policy import build_policy
+from salesplan.ratelimit.store import MemoryStore, RateLimitStore
+
+log = logging.getLogger("salesplan")
+
+
+def api_routers() -> list[tuple[str, APIRouter, bool]]:
+    """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
+    from salesplan.meta.router import router as meta_router
+    from salesplan.organizations.router import router as organizations_router
+
+    return [
+        ("", meta_router, True),
+        ("/organizations", organizations_router, True),
+        ("/subscribers", organizations_router, False),
+    ]
+
+
+def create_rate_limit_store(settings: Settings) -> RateLimitStore:
+    return MemoryStore()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for hook in app.state.lifespan_hooks:
+                await stack.enter_async_context(hook(app))
+            try:
+                yield
+            finally:
+                await app.state.rate_limiter.store.close()
+                await app.state.engine.dispose()
+
+    app = FastAPI(
+        title="salesplan",
+        version=__version__,
+        openapi_url=f"{API_PREFIX}/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = create_engine(settings)
+    app.state.sessionmaker = create_sessionmaker(app.state.engine)
+    app.state.cursor_codec = CursorCodec(settings.signing_key)
+    app.state.rate_limiter = RateLimiter(
+        build_policy(settings.rate_limits),
+        create_rate_limit_store(settings),
+        enabled=settings.rate_limits_enabled,
+    )
+    app.state.lifespan_hooks = []
+
+    install_error_handlers(app)
+    app.add_middleware(RequestMiddleware)
+
+    from salesplan.meta.router import health_router
+
+    app.include_router(health_router)
+    routers = api_routers()
+    app.state.requirements = collect_requirements([router for _, router, _ in routers])
+    for prefix, router, in_schema in routers:
+        app.include_router(router, prefix=API_PREFIX + prefix, include_in_schema=in_schema)
+
+    def openapi() -> dict[str, Any]:
+        return build_openapi(app)
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,1 @@
+"""Authentication and authorization: tokens, principals, scopes, organization context."""

@@ -1,0 +1,71 @@
+"""Organization context: X-Organization-Id and its aliases (contract §3)."""
+
+from __future__ import annotations
+
+import uuid
+
+from starlette.requests import Request
+
+from salesplan.auth.principal import Principal
+from salesplan.errors import Forbidden, OrganizationRequired, ValidationFailed
+
+HEADER_NAMES = ("x-organization-id", "x-subscriber-id")
+QUERY_NAMES = ("organizationId", "subscriberId")
+
+
+def requested_organization(request: Request) -> str | None:
+    """The raw organization value the client named (for the rate-limit bucket), if any."""
+    for name in HEADER_NAMES:
+        value = request.headers.get(name)
+        if value:
+            return value.strip()
+    for name in QUERY_NAMES:
+        value = request.query_params.get(name)
+        if value:
+            return value.strip()
+    return None
+
+
+def named_organization(request: Request) -> uuid.UUID | None:
+    """Every place an organization may be named must agree; each must be a UUID."""
+    named: dict[uuid.UUID, None] = {}
+    for location, source, names in (
+        ("header", request.headers, HEADER_NAMES),
+        ("query", request.query_params, QUERY_NAMES),
+    ):
+        for name in names:
+            raw = source.get(name)
+            if raw is None or raw.strip() == "":
+                continue
+            try:
+                named.setdefault(uuid.UUID(raw.strip()), None)
+            except ValueError:
+                raise ValidationFailed.at(
+                    [location, name], "Organization id must be a UUID."
+                ) from None
+    if len(named) > 1:
+        raise ValidationFailed(
+            "The organization values in the request disagree.",
+            details={"organizationIds": [str(o) for o in named]},
+        )
+    return next(iter(named), None)
+
+
+def resolve_organization(principal: Principal, named: uuid.UUID | None) -> uuid.UUID:
+    if named is not None:
+        if named not in principal.organization_ids:
+            raise Forbidden(
+                "The token has no access to this organization.",
+                details={"organizationId": str(named), "reason": "organization_not_accessible"},
+            )
+        return named
+    if len(principal.organization_ids) == 1:
+        return next(iter(principal.organization_ids))
+    if not principal.organization_ids:
+        raise Forbidden(
+            "The token has no access to any organization.",
+            details={"reason": "no_organization"},
+        )
+    raise OrganizationRequired(
+        details={"organizationIds": sorted(str(o) for o in principal.organization_ids)}
+    )

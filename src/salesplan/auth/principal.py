@@ -1,0 +1,55 @@
+"""Who is calling, and in which organization."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The caller behind a bearer token: a user (API key, authorization-code token) or an app
+    (client-credentials token)."""
+
+    token_id: uuid.UUID
+    token_kind: Literal["api_key", "oauth"]
+    scopes: frozenset[str]
+    organization_ids: frozenset[uuid.UUID]
+    user_id: uuid.UUID | None = None
+    app_id: uuid.UUID | None = None
+    roles: Mapping[uuid.UUID, str] = field(default_factory=dict)
+    resource: str | None = None
+
+    @property
+    def user_backed(self) -> bool:
+        return self.user_id is not None
+
+    def role_in(self, organization_id: uuid.UUID) -> str | None:
+        return self.roles.get(organization_id)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What every service receives: the principal and the resolved organization."""
+
+    principal: Principal
+    organization_id: uuid.UUID
+    request_id: str = ""
+
+    @property
+    def user_id(self) -> uuid.UUID | None:
+        return self.principal.user_id
+
+    @property
+    def role(self) -> str | None:
+        return self.principal.role_in(self.organization_id)
+
+
+@dataclass(frozen=True, slots=True)
+class PrincipalContext:
+    """For organization-level routes (`/organizations…`), which need no organization context."""
+
+    principal: Principal
+    request_id: str = ""

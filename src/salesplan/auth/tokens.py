@@ -1,0 +1,157 @@
+"""Bearer tokens: parsing, the registry of token kinds, and partner API keys."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import Principal
+from salesplan.auth.scopes import APPROVED_SCOPES, unknown_scopes
+from salesplan.errors import NotFound, Unauthorized, ValidationFailed
+from salesplan.kit.clock import utcnow
+from salesplan.models.identity import ApiKey, Membership, User
+
+API_KEY_PREFIX = "sp_live_"
+LAST_USED_GRANULARITY = timedelta(minutes=1)
+
+TokenResolver = Callable[[AsyncSession, str, str], Awaitable[Principal | None]]
+_resolvers: dict[str, TokenResolver] = {}
+
+
+def register_token_kind(prefix: str, resolver: TokenResolver) -> None:
+    """Token kinds are told apart by prefix (`sp_live_` API keys, OAuth access tokens, …)."""
+    _resolvers[prefix] = resolver
+
+
+def token_hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def hashes_match(stored: str, presented: str) -> bool:
+    return hmac.compare_digest(stored.encode(), presented.encode())
+
+
+def bearer_token(authorization: str | None) -> str:
+    if not authorization:
+        raise Unauthorized("Missing bearer token.")
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise Unauthorized("Malformed Authorization header: expected `Bearer <token>`.")
+    return token
+
+
+async def resolve_token(session: AsyncSession, raw: str, audience: str) -> Principal:
+    """The principal behind a token, or 401. `audience` is `api` or `mcp`."""
+    for prefix, resolver in _resolvers.items():
+        if raw.startswith(prefix):
+            principal = await resolver(session, raw, audience)
+            if principal is not None:
+                return principal
+            break
+    raise Unauthorized("The bearer token is invalid, expired or revoked.")
+
+
+async def user_organizations(session: AsyncSession, user_id: uuid.UUID) -> dict[uuid.UUID, str]:
+    rows = await session.execute(
+        select(Membership.organization_id, Membership.role).where(Membership.user_id == user_id)
+    )
+    return {org_id: role for org_id, role in rows.all()}
+
+
+async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Principal | None:
+    digest = token_hash(raw)
+    key = (
+        await session.execute(select(ApiKey).where(ApiKey.key_hash == digest))
+    ).scalar_one_or_none()
+    if key is None or not hashes_match(key.key_hash, digest):
+        return None
+    now = utcnow()
+    if key.revoked_at is not None or (key.expires_at is not None and key.expires_at <= now):
+        return None
+    roles = await user_organizations(session, key.user_id)
+    if key.organization_ids is not None:
+        allowed = {uuid.UUID(str(o)) for o in key.organization_ids}
+        roles = {org: role for org, role in roles.items() if org in allowed}
+    if key.last_used_at is None or now - key.last_used_at > LAST_USED_GRANULARITY:
+        await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
+    return Principal(
+        token_id=key.id,
+        token_kind="api_key",
+        scopes=frozenset(key.scopes),
+        organization_ids=frozenset(roles),
+        user_id=key.user_id,
+        roles=roles,
+    )
+
+
+register_token_kind(API_KEY_PREFIX, _resolve_api_key)
+
+
+def validate_scope_subset(scopes: list[str], allowed: tuple[str, ...] = APPROVED_SCOPES) -> None:
+    bad = (
+        unknown_scopes(scopes)
+        if allowed is APPROVED_SCOPES
+        else [s for s in scopes if s not in allowed]
+    )
+    if bad:
+        raise ValidationFailed(
+            "Unknown or unapproved scopes: " + ", ".join(bad), details={"scopes": bad}
+        )
+
+
+async def create_api_key(
+    session: AsyncSession,
+    *,
+    user_id: uuid.UUID,
+    name: str,
+    scopes: list[str] | None = None,
+    organization_ids: list[uuid.UUID] | None = None,
+    expires_at: object | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key for a user; returns the row and the key itself, which is never stored."""
+    user = await session.get(User, user_id)
+    if user is None:
+        raise NotFound("User not found.", details={"id": str(user_id)})
+    chosen = list(dict.fromkeys(scopes)) if scopes else list(APPROVED_SCOPES)
+    validate_scope_subset(chosen)
+    if organization_ids is not None:
+        member_of = await user_organizations(session, user_id)
+        outside = [str(o) for o in organization_ids if o not in member_of]
+        if outside:
+            raise ValidationFailed(
+                "The user is not a member of: " + ", ".join(outside),
+                details={"organizations": outside},
+            )
+    raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    key = ApiKey(
+        user_id=user_id,
+        name=name,
+        key_hash=token_hash(raw),
+        key_prefix=raw[: len(API_KEY_PREFIX) + 6],
+        scopes=chosen,
+        organization_ids=[str(o) for o in organization_ids]
+        if organization_ids is not None
+        else None,
+        expires_at=expires_at,
+    )
+    session.add(key)
+    await session.flush()
+    return key, raw
+
+
+async def revoke_api_key(session: AsyncSession, *, user_id: uuid.UUID, key_id: uuid.UUID) -> None:
+    key = (
+        await session.execute(select(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id))
+    ).scalar_one_or_none()
+    if key is None:
+        raise NotFound("API key not found.")
+    if key.revoked_at is None:
+        key.revoked_at = utcnow()

@@ -1,0 +1,92 @@
+"""Settings: one class, read from `SALESPLAN_*` environment variables or a `.env` file."""
+
+from __future__ import annotations
+
+import secrets
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="SALESPLAN_", env_file=".env", extra="ignore", frozen=False
+    )
+
+    database_url: str = "sqlite+aiosqlite:///./salesplan.db"
+    redis_url: str | None = None
+    public_url: str = "http://127.0.0.1:8000"
+    secret_key: str | None = None
+    rate_limits: dict[str, dict[str, int | None]] = Field(default_factory=dict)
+    rate_limits_enabled: bool = True
+    ip_rate_limit_per_minute: int = 30
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    smtp_username: str | None = None
+    smtp_password: str | None = None
+    smtp_starttls: bool = False
+    smtp_from: str = "salesplan@localhost"
+    worker_in_process: bool | None = None
+    db_pool_size: int = 10
+    db_max_overflow: int = 10
+    log_level: str = "info"
+
+    @field_validator("public_url")
+    @classmethod
+    def _strip_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    @property
+    def run_worker_in_process(self) -> bool:
+        if self.worker_in_process is None:
+            return self.is_sqlite
+        return self.worker_in_process
+
+    @property
+    def api_base_url(self) -> str:
+        return f"{self.public_url}/api/v1"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.public_url}/mcp"
+
+    @cached_property
+    def signing_key(self) -> bytes:
+        """The key that signs cursors, sessions and tracking links.
+
+        The embedded default generates one on first use and keeps it beside the SQLite file, so
+        that cursors and sessions survive restarts; PostgreSQL deployments must set it.
+        """
+        if self.secret_key:
+            return self.secret_key.encode()
+        if not self.is_sqlite:
+            raise RuntimeError("SALESPLAN_SECRET_KEY is required when the database is PostgreSQL")
+        path = self.data_dir / "salesplan.secret"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(48))
+            path.chmod(0o600)
+        return path.read_text().strip().encode()
+
+    @property
+    def data_dir(self) -> Path:
+        """Folder of the embedded SQLite database (the current folder for an in-memory one)."""
+        _, _, rest = self.database_url.partition(":///")
+        if not rest or rest.startswith(":memory:"):
+            return Path(".")
+        return Path(rest.split("?", 1)[0]).expanduser().resolve().parent
+
+    def model_post_init(self, __context: Any) -> None:
+        if isinstance(self.rate_limits, str):  # pragma: no cover - pydantic parses JSON already
+            raise TypeError("SALESPLAN_RATE_LIMITS must be a JSON object")
+
+
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,161 @@
+"""The one error type and the handlers that render every error as an ErrorEnvelope."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse, Response
+
+log = logging.getLogger("salesplan.errors")
+
+
+class AppError(Exception):
+    status = 500
+    code = "internal_error"
+    message = "An unexpected error occurred."
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        status: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        self.message = message or self.message
+        self.details = details or {}
+        self.headers = headers or {}
+        if status is not None:
+            self.status = status
+        if code is not None:
+            self.code = code
+        super().__init__(self.message)
+
+    def envelope(self) -> dict[str, Any]:
+        return error_body(self.code, self.message, self.details)
+
+
+class ValidationFailed(AppError):
+    status, code, message = 400, "validation_error", "The request is not valid."
+
+    @classmethod
+    def at(cls, location: list[str | int], message: str) -> ValidationFailed:
+        return cls(message, details={"errors": [{"location": location, "message": message}]})
+
+
+class OrganizationRequired(AppError):
+    status, code = 400, "organization_required"
+    message = "Several organizations are reachable: name one with X-Organization-Id."
+
+
+class Unauthorized(AppError):
+    status, code, message = 401, "unauthorized", "A valid bearer token is required."
+
+    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("WWW-Authenticate", "Bearer")
+
+
+class Forbidden(AppError):
+    status, code, message = 403, "forbidden", "Not allowed."
+
+
+class NotFound(AppError):
+    status, code, message = 404, "not_found", "The resource was not found."
+
+
+class Conflict(AppError):
+    status, code, message = 409, "conflict", "The request conflicts with the current state."
+
+
+class PayloadTooLarge(AppError):
+    status, code, message = 413, "payload_too_large", "The request body is too large."
+
+
+class Unprocessable(AppError):
+    status, code, message = 422, "unprocessable", "The request cannot be processed."
+
+
+class RateLimited(AppError):
+    status, code, message = 429, "rate_limit_exceeded", "Rate limit exceeded."
+
+
+class ProviderError(AppError):
+    status, code, message = 502, "provider_error", "The connected provider failed."
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
+
+
+def _location(loc: tuple[Any, ...]) -> list[Any]:
+    return [part for part in loc if part not in ("function-after", "function-before")]
+
+
+def validation_errors(errors: Any) -> list[dict[str, Any]]:
+    out = []
+    for err in errors:
+        message = err.get("msg", "Invalid value")
+        if err.get("type") == "extra_forbidden":
+            message = "Unknown property."
+        elif err.get("type") == "json_invalid":
+            message = "Malformed JSON: " + str(err.get("ctx", {}).get("error", "invalid"))
+        out.append({"location": _location(tuple(err.get("loc", ()))), "message": message})
+    return out
+
+
+_HTTP_CODES = {
+    400: ("validation_error", "The request is not valid."),
+    401: ("unauthorized", "A valid bearer token is required."),
+    403: ("forbidden", "Not allowed."),
+    404: ("not_found", "The resource was not found."),
+    405: ("method_not_allowed", "The method is not allowed on this resource."),
+    409: ("conflict", "The request conflicts with the current state."),
+    413: ("payload_too_large", "The request body is too large."),
+    422: ("unprocessable", "The request cannot be processed."),
+    429: ("rate_limit_exceeded", "Rate limit exceeded."),
+}
+
+
+async def _app_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, AppError)
+    return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+
+async def _request_validation(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(
+        400,
+        "validation_error",
+        "The request is not valid.",
+        {"errors": validation_errors(exc.errors())},
+    )
+
+
+async def _http_exception(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code, message = _HTTP_CODES.get(exc.status_code, ("error", str(exc.detail)))
+    if exc.status_code == 404 and exc.detail not in (None, "Not Found"):
+        message = str(exc.detail)
+    return error_response(exc.status_code, code, message, {}, dict(exc.headers or {}))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(AppError, _app_error)
+    app.add_exception_handler(RequestValidationError, _request_validation)
+    app.add_exception_handler(StarletteHTTPException, _http_exception)

@@ -1,0 +1,1 @@
+"""Shared building blocks: ids, time, base schemas, pagination, tenancy scoping."""

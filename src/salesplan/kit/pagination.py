@@ -1,0 +1,211 @@
+"""Pagination written once (contract §4): page mode with totals, and keyset cursor mode with
+signed opaque cursors bound to their sort. Every list uses `ListParams` and `paginate`."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Annotated, Any, Literal
+
+import orjson
+from fastapi import Depends, Query, Request
+from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from salesplan.errors import ValidationFailed
+from salesplan.kit.schemas import PaginationMeta
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ListParams:
+    mode: Literal["page", "cursor"]
+    page: int
+    page_size: int
+    cursor: str | None
+    sort_by: str
+    order: Literal["asc", "desc"]
+    search: str | None
+
+
+def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
+    """A dependency parsing `limit`, `cursor`, `page`, `pageSize`, `sortBy`, `order`, `search`."""
+    allowed = tuple(sortable)
+
+    def dependency(
+        limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
+        cursor: Annotated[str | None, Query()] = None,
+        page: Annotated[int | None, Query(ge=1)] = None,
+        page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
+        sort_by: Annotated[str | None, Query(alias="sortBy")] = None,
+        order: Annotated[Literal["asc", "desc"], Query()] = "asc",
+        search: Annotated[str | None, Query()] = None,
+    ) -> ListParams:
+        if sort_by is not None and sort_by not in allowed:
+            raise ValidationFailed.at(
+                ["query", "sortBy"], f"sortBy must be one of: {', '.join(allowed)}."
+            )
+        if cursor is not None and page is not None:
+            raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
+        cursor_mode = cursor is not None or (
+            limit is not None and page is None and page_size is None
+        )
+        size = (limit if cursor_mode else page_size) or page_size or limit or DEFAULT_PAGE_SIZE
+        return ListParams(
+            mode="cursor" if cursor_mode else "page",
+            page=page or 1,
+            page_size=size,
+            cursor=cursor or None,
+            sort_by=sort_by or default,
+            order=order,
+            search=search.strip() if search and search.strip() else None,
+        )
+
+    return Depends(dependency)
+
+
+class CursorCodec:
+    """Opaque cursors: the last row's sort value and id, with the sort they belong to,
+    signed so that a tampered or foreign cursor is a 400."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = hashlib.sha256(b"cursor:" + key).digest()
+
+    def _sign(self, payload: bytes) -> bytes:
+        return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
+
+    def encode(self, sort_by: str, order: str, value: Any, row_id: uuid.UUID) -> str:
+        if isinstance(value, datetime):
+            wire: Any = {"dt": value.isoformat()}
+        elif isinstance(value, date):
+            wire = {"d": value.isoformat()}
+        elif isinstance(value, uuid.UUID):
+            wire = {"u": str(value)}
+        else:
+            wire = value
+        payload = orjson.dumps({"s": sort_by, "o": order, "v": wire, "i": str(row_id)})
+        return _b64(payload) + "." + _b64(self._sign(payload))
+
+    def decode(self, cursor: str, sort_by: str, order: str) -> tuple[Any, uuid.UUID]:
+        bad = ValidationFailed.at(["query", "cursor"], "The cursor is invalid for this list.")
+        try:
+            body, _, sig = cursor.partition(".")
+            payload = _unb64(body)
+            if not hmac.compare_digest(self._sign(payload), _unb64(sig)):
+                raise bad
+            data = orjson.loads(payload)
+            if data["s"] != sort_by or data["o"] != order:
+                raise bad
+            value = data["v"]
+            if isinstance(value, dict):
+                if "dt" in value:
+                    value = datetime.fromisoformat(value["dt"])
+                elif "d" in value:
+                    value = date.fromisoformat(value["d"])
+                elif "u" in value:
+                    value = uuid.UUID(value["u"])
+            return value, uuid.UUID(data["i"])
+        except ValidationFailed:
+            raise
+        except Exception:
+            raise bad from None
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def cursor_codec(request: Request) -> CursorCodec:
+    codec: CursorCodec = request.app.state.cursor_codec
+    return codec
+
+
+CursorCodecDep = Annotated[CursorCodec, Depends(cursor_codec)]
+
+_SORT_KEY = "_sort_key"
+_SORT_ID = "_sort_id"
+
+
+async def paginate(
+    db: AsyncSession | AsyncConnection,
+    stmt: Select,  # type: ignore[type-arg]
+    params: ListParams,
+    *,
+    sort_columns: Mapping[str, Any],
+    id_column: Any,
+    codec: CursorCodec,
+    scalars: bool = False,
+) -> tuple[list[Any], PaginationMeta]:
+    """Run `stmt` (already filtered and scoped) for one page.
+
+    Rows come back as selected (entities when `scalars`, else Row objects whose mapping holds
+    the selected columns). Keyset in cursor mode, never OFFSET; totals in page mode.
+    """
+    sort_col = sort_columns[params.sort_by]
+    desc = params.order == "desc"
+    ordering = (sort_col.desc(), id_column.desc()) if desc else (sort_col.asc(), id_column.asc())
+    keyed = (
+        stmt.add_columns(sort_col.label(_SORT_KEY), id_column.label(_SORT_ID))
+        .order_by(None)
+        .order_by(*ordering)
+    )
+    size = params.page_size
+
+    if params.mode == "cursor":
+        if params.cursor is not None:
+            value, last_id = codec.decode(params.cursor, params.sort_by, params.order)
+            keyed = keyed.where(_after(sort_col, id_column, value, last_id, desc))
+        rows = (await db.execute(keyed.limit(size + 1))).all()
+        has_next = len(rows) > size
+        rows = rows[:size]
+        next_cursor = None
+        if has_next and rows:
+            last = rows[-1]._mapping
+            next_cursor = codec.encode(
+                params.sort_by, params.order, last[_SORT_KEY], last[_SORT_ID]
+            )
+        meta = PaginationMeta(has_next_page=has_next, next_cursor=next_cursor, page_size=size)
+    else:
+        count_stmt = select(func.count()).select_from(stmt.order_by(None).subquery())
+        total = int((await db.execute(count_stmt)).scalar_one())
+        offset = (params.page - 1) * size
+        rows = (await db.execute(keyed.offset(offset).limit(size))).all()
+        total_pages = max(1, math.ceil(total / size))
+        meta = PaginationMeta(
+            has_next_page=offset + len(rows) < total,
+            total_count=total,
+            page=params.page,
+            page_size=size,
+            total_pages=total_pages,
+        )
+    items = [row[0] for row in rows] if scalars else list(rows)
+    return items, meta
+
+
+def _after(sort_col: Any, id_col: Any, value: Any, last_id: Any, desc: bool) -> ColumnElement[bool]:
+    v = bindparam(None, value, type_=sort_col.type)
+    i = bindparam(None, last_id, type_=id_col.type)
+    if sort_col is id_col:
+        return id_col < i if desc else id_col > i
+    if desc:
+        return tuple_(sort_col, id_col) < tuple_(v, i)
+    return tuple_(sort_col, id_col) > tuple_(v, i)
+
+
+def contains_ci(column: Any, term: str) -> ColumnElement[bool]:
+    """Case-insensitive substring match, with LIKE wildcards in the term escaped.
+    PostgreSQL renders ILIKE, which trigram indexes serve."""
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return column.ilike(f"%{escaped}%", escape="\\")

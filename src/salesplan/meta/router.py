@@ -1,0 +1,75 @@
+"""GET /meta (public) and GET /healthz."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy import text
+from starlette.responses import JSONResponse
+
+from salesplan import __version__
+from salesplan.auth.dependencies import public
+from salesplan.auth.scopes import APPROVED_SCOPES
+from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from salesplan.ratelimit.limiter import RateLimiter
+from salesplan.ratelimit.policy import WINDOW_SECONDS
+
+router = APIRouter(tags=["meta"])
+health_router = APIRouter()
+
+
+def meta_document(request: Request) -> dict[str, Any]:
+    settings = request.app.state.settings
+    limiter: RateLimiter = request.app.state.rate_limiter
+    return {
+        "name": "salesplan",
+        "version": __version__,
+        "basePath": "/api/v1",
+        "scopes": list(APPROVED_SCOPES),
+        "pagination": {
+            "defaultLimit": DEFAULT_PAGE_SIZE,
+            "maxLimit": MAX_PAGE_SIZE,
+            "defaultPage": 1,
+            "defaultPageSize": DEFAULT_PAGE_SIZE,
+            "maxPageSize": MAX_PAGE_SIZE,
+            "defaultOrder": "asc",
+        },
+        "rateLimiting": {
+            "enabled": limiter.enabled,
+            "store": limiter.store.name,
+            "windowSeconds": WINDOW_SECONDS,
+            "groups": {
+                group: {"read": limits.read, "write": limits.write}
+                for group, limits in limiter.policy.items()
+            },
+        },
+        "mcp": {"url": settings.mcp_url},
+    }
+
+
+@router.get("/meta", operation_id="getMeta", openapi_extra=public())
+async def get_meta(request: Request) -> dict[str, Any]:
+    """Approved scopes, pagination defaults and the rate-limit configuration."""
+    return meta_document(request)
+
+
+@health_router.get("/healthz", include_in_schema=False)
+async def healthz(request: Request) -> JSONResponse:
+    """Liveness and readiness: the database and, when configured, Redis answer."""
+    checks: dict[str, str] = {}
+    try:
+        async with request.app.state.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception:
+        checks["database"] = "unavailable"
+    store = request.app.state.rate_limiter.store
+    ping = getattr(store, "ping", None)
+    if ping is not None:
+        checks["rateLimitStore"] = "ok" if await ping() else "unavailable"
+    if checks["database"] != "ok":
+        return JSONResponse({"status": "unavailable", "checks": checks}, status_code=503)
+    if all(v == "ok" for v in checks.values()):
+        return JSONResponse({"status": "ok"})
+    return JSONResponse({"status": "degraded", "checks": checks})

@@ -1,0 +1,122 @@
+"""One pure-ASGI middleware for what every HTTP response needs: an `X-Request-Id`, the body-size
+limit (413), the rate-limit headers the auth dependency recorded, and a 500 ErrorEnvelope that
+never leaks internals."""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from salesplan.errors import error_body
+
+log = logging.getLogger("salesplan.request")
+
+MAX_BODY = 1024 * 1024
+MAX_BULK_BODY = 10 * 1024 * 1024
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+class PayloadTooLargeError(HTTPException):
+    def __init__(self) -> None:
+        super().__init__(413, "The request body is too large.")
+
+
+def body_limit_for(path: str) -> int:
+    return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
+
+
+class RequestMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = ""
+        content_length = None
+        for name, value in scope.get("headers", []):
+            if name == b"x-request-id":
+                candidate = value.decode("latin-1").strip()
+                if _REQUEST_ID.match(candidate):
+                    request_id = candidate
+            elif name == b"content-length":
+                content_length = value
+        request_id = request_id or uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        limit = body_limit_for(scope.get("path", ""))
+        started = False
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                headers.append((b"x-request-id", request_id.encode()))
+                for key, val in state.get("ratelimit_headers", {}).items():
+                    if key.lower().encode() not in present:
+                        headers.append((key.lower().encode(), val.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        if content_length is not None:
+            try:
+                too_big = int(content_length) > limit
+            except ValueError:
+                too_big = False
+            if too_big:
+                await self._send_error(
+                    send_wrapper,
+                    413,
+                    "payload_too_large",
+                    "The request body is too large.",
+                    {"maxBytes": limit},
+                )
+                return
+
+        received = 0
+
+        async def receive_wrapper() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise PayloadTooLargeError()
+            return message
+
+        try:
+            await self.app(scope, receive_wrapper, send_wrapper)
+        except Exception:
+            log.exception("unhandled error", extra={"request_id": request_id})
+            if started:
+                raise
+            await self._send_error(
+                send_wrapper,
+                500,
+                "internal_error",
+                "An unexpected error occurred.",
+                {"requestId": request_id},
+            )
+
+    @staticmethod
+    async def _send_error(send: Send, status: int, code: str, message: str, details: dict) -> None:
+        body = orjson.dumps(error_body(code, message, details))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,60 @@
+"""Organizations (also called subscribers): list, read one, list its users."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter
+
+from salesplan.auth.dependencies import require_principal
+from salesplan.auth.principal import PrincipalContext
+from salesplan.db import SessionDep
+from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.schemas import ListResponse
+from salesplan.organizations import service
+from salesplan.organizations.schemas import OrganizationOut, OrganizationUserOut
+
+router = APIRouter(tags=["organizations"])
+
+OrgRead = Annotated[PrincipalContext, require_principal("organizations:read", "organizations")]
+
+
+@router.get("", operation_id="listOrganizations", response_model=ListResponse[OrganizationOut])
+async def list_organizations(
+    ctx: OrgRead,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
+) -> ListResponse[OrganizationOut]:
+    """List the organizations the token can reach."""
+    items, meta = await service.list_organizations(session, ctx.principal, params, codec)
+    return ListResponse(data=[OrganizationOut.model_validate(o) for o in items], pagination=meta)
+
+
+@router.get("/{organizationId}", operation_id="getOrganization", response_model=OrganizationOut)
+async def get_organization(
+    organizationId: uuid.UUID, ctx: OrgRead, session: SessionDep
+) -> OrganizationOut:
+    """Read one organization."""
+    org = await service.get_organization(session, ctx.principal, organizationId)
+    return OrganizationOut.model_validate(org)
+
+
+@router.get(
+    "/{organizationId}/users",
+    operation_id="listOrganizationUsers",
+    response_model=ListResponse[OrganizationUserOut],
+)
+async def list_organization_users(
+    organizationId: uuid.UUID,
+    ctx: OrgRead,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Annotated[ListParams, list_params(("createdAt", "email", "fullName"))],
+) -> ListResponse[OrganizationUserOut]:
+    """List the users of an organization with their roles."""
+    rows, meta = await service.list_organization_users(
+        session, ctx.principal, organizationId, params, codec
+    )
+    return ListResponse(data=[OrganizationUserOut.model_validate(r) for r in rows], pagination=meta)

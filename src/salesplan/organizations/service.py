@@ -1,0 +1,171 @@
+"""Organizations, their users and memberships."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.passwords import hash_password
+from salesplan.auth.principal import Principal, RequestContext
+from salesplan.errors import Conflict, NotFound, ValidationFailed
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import scoped
+from salesplan.models.identity import ROLES, Membership, Organization, User
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _slugify(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug or "organization"
+
+
+async def create_organization(session: AsyncSession, *, name: str) -> Organization:
+    name = name.strip()
+    if not name:
+        raise ValidationFailed.at(["name"], "The organization name is required.")
+    base = _slugify(name)[:180]
+    taken = set(
+        (
+            await session.execute(
+                select(Organization.slug).where(
+                    (Organization.slug == base) | Organization.slug.like(f"{base}-%")
+                )
+            )
+        ).scalars()
+    )
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    org = Organization(name=name, slug=slug)
+    session.add(org)
+    await session.flush()
+    return org
+
+
+async def add_user(
+    session: AsyncSession,
+    *,
+    organization_id: uuid.UUID,
+    email: str,
+    password: str | None = None,
+    role: str = "member",
+    full_name: str | None = None,
+) -> User:
+    """Create a user with a membership, or add a membership to an existing user."""
+    email = email.strip().lower()
+    if not _EMAIL.match(email):
+        raise ValidationFailed.at(["email"], "Not a valid e-mail address.")
+    if role not in ROLES:
+        raise ValidationFailed.at(["role"], f"role must be one of: {', '.join(ROLES)}.")
+    if await session.get(Organization, organization_id) is None:
+        raise NotFound("Organization not found.", details={"id": str(organization_id)})
+    user = (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
+    if user is None:
+        if not password:
+            raise ValidationFailed.at(["password"], "A password is required for a new user.")
+        user = User(
+            email=email,
+            full_name=(full_name or email.split("@")[0]).strip(),
+            password_hash=hash_password(password),
+        )
+        session.add(user)
+        await session.flush()
+    else:
+        existing = await session.execute(
+            select(Membership.id).where(
+                Membership.user_id == user.id, Membership.organization_id == organization_id
+            )
+        )
+        if existing.first() is not None:
+            raise Conflict(
+                "This user is already a member of the organization.",
+                details={"email": email, "organizationId": str(organization_id)},
+            )
+    session.add(Membership(organization_id=organization_id, user_id=user.id, role=role))
+    await session.flush()
+    return user
+
+
+def _reachable(principal: Principal, organization_id: uuid.UUID) -> None:
+    # An organization the principal cannot reach is a 404 here (contract §11).
+    if organization_id not in principal.organization_ids:
+        raise NotFound("Organization not found.", details={"id": str(organization_id)})
+
+
+async def list_organizations(
+    session: AsyncSession, principal: Principal, params: ListParams, codec: CursorCodec
+) -> tuple[list[Organization], PaginationMeta]:
+    stmt = select(Organization).where(Organization.id.in_(principal.organization_ids))
+    if params.search:
+        stmt = stmt.where(contains_ci(Organization.name, params.search))
+    return await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns={
+            "createdAt": Organization.created_at,
+            "updatedAt": Organization.updated_at,
+            "name": Organization.name,
+        },
+        id_column=Organization.id,
+        codec=codec,
+        scalars=True,
+    )
+
+
+async def get_organization(
+    session: AsyncSession, principal: Principal, organization_id: uuid.UUID
+) -> Organization:
+    _reachable(principal, organization_id)
+    org = await session.get(Organization, organization_id)
+    if org is None:
+        raise NotFound("Organization not found.", details={"id": str(organization_id)})
+    return org
+
+
+async def list_organization_users(
+    session: AsyncSession,
+    principal: Principal,
+    organization_id: uuid.UUID,
+    params: ListParams,
+    codec: CursorCodec,
+) -> tuple[list[dict[str, Any]], PaginationMeta]:
+    await get_organization(session, principal, organization_id)
+    ctx = RequestContext(principal, organization_id)
+    stmt = scoped(
+        select(User.id, User.email, User.full_name, Membership.role).join(
+            Membership, Membership.user_id == User.id
+        ),
+        ctx,
+        Membership,
+    )
+    if params.search:
+        stmt = stmt.where(
+            contains_ci(User.full_name, params.search) | contains_ci(User.email, params.search)
+        )
+    rows, meta = await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns={
+            "createdAt": Membership.created_at,
+            "email": User.email,
+            "fullName": User.full_name,
+        },
+        id_column=User.id,
+        codec=codec,
+    )
+    return [
+        {"id": r.id, "email": r.email, "full_name": r.full_name, "role": r.role} for r in rows
+    ], meta
+
+
+async def organization_count(session: AsyncSession) -> int:
+    return int((await session.execute(select(func.count()).select_from(Organization))).scalar_one())

@@ -1,0 +1,1 @@
+"""Rate limiting: rolling 60-second windows per token, organization, group and verb class."""

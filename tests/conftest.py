@@ -1,0 +1,167 @@
+"""Test harness: the same suite on SQLite (default) and on PostgreSQL + Redis.
+
+- `SALESPLAN_TEST_DATABASE_URL=postgresql+asyncpg://…/test` runs on PostgreSQL: a fresh database
+  named after this run is created beside it and dropped at the end, so that parallel runs never
+  meet.
+- `SALESPLAN_TEST_REDIS_URL=redis://…` gives the tests that need Redis a server.
+- `SALESPLAN_REQUIRE_SERVICES=1`: a test that needs a missing service fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from salesplan.app import create_app
+from salesplan.config import Settings
+from salesplan.models import Base
+
+REQUIRE_SERVICES = os.environ.get("SALESPLAN_REQUIRE_SERVICES") == "1"
+PG_URL = os.environ.get("SALESPLAN_TEST_DATABASE_URL", "")
+REDIS_URL = os.environ.get("SALESPLAN_TEST_REDIS_URL", "")
+if REQUIRE_SERVICES:
+    PG_URL = PG_URL or "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+    REDIS_URL = REDIS_URL or "redis://127.0.0.1:6379/0"
+
+
+def need_service(what: str, reason: str) -> None:
+    """Skip, or fail when services are required."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{what} is required (SALESPLAN_REQUIRE_SERVICES=1): {reason}")
+    pytest.skip(f"{what} not configured: {reason}")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    engine = "postgresql" if PG_URL else "sqlite"
+    return f"salesplan: database={engine} redis={'yes' if REDIS_URL else 'no'}"
+
+
+@pytest.fixture(scope="session")
+def tmp_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("salesplan")
+
+
+@pytest.fixture(scope="session")
+async def database_url(tmp_data_dir: Path) -> AsyncIterator[str]:
+    if not PG_URL:
+        yield f"sqlite+aiosqlite:///{tmp_data_dir / 'test.db'}"
+        return
+    base = make_url(PG_URL)
+    name = f"salesplan_t_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
+    try:
+        async with admin.connect() as conn:
+            await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        await admin.dispose()
+        need_service("PostgreSQL", str(exc))
+    yield base.set(database=name).render_as_string(hide_password=False)
+    async with admin.connect() as conn:
+        await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    await admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def is_postgres(database_url: str) -> bool:
+    return database_url.startswith("postgresql")
+
+
+@pytest.fixture(scope="session")
+async def settings(database_url: str, tmp_data_dir: Path) -> Settings:
+    return Settings(
+        database_url=database_url,
+        secret_key="test-secret-key-not-for-production",
+        public_url="http://testserver",
+        redis_url=None,
+        _env_file=None,  # type: ignore[call-arg]
+    )
+
+
+@pytest.fixture(scope="session")
+async def schema(settings: Settings) -> AsyncIterator[None]:
+    engine = create_async_engine(settings.database_url)
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.drop_all)
+        await conn.run_sync(Base.metadata.create_all)
+    await engine.dispose()
+    yield
+
+
+@pytest.fixture(scope="session")
+async def app_session_scoped(settings: Settings, schema: None) -> AsyncIterator[object]:
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+async def _truncate(app: object) -> None:
+    engine = app.state.engine  # type: ignore[attr-defined]
+    tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
+    async with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            await conn.execute(text("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE"))
+        else:
+            for table in tables:
+                await conn.execute(text(f'DELETE FROM "{table}"'))
+
+
+@pytest.fixture
+async def app(app_session_scoped: object) -> AsyncIterator[object]:
+    """The app, with an empty database and empty rate-limit buckets for every test."""
+    await app_session_scoped.state.rate_limiter.store.reset()  # type: ignore[attr-defined]
+    yield app_session_scoped
+    await _truncate(app_session_scoped)
+
+
+@pytest.fixture
+async def client(app: object) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
+
+
+@pytest.fixture
+async def db(app: object) -> AsyncIterator[object]:
+    """A session for arranging data; commit what you add."""
+    async with app.state.sessionmaker() as session:  # type: ignore[attr-defined]
+        yield session
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    if not REDIS_URL:
+        need_service("Redis", "set SALESPLAN_TEST_REDIS_URL")
+    yield REDIS_URL
+
+
+@pytest.fixture
+async def actor(db: object) -> object:
+    """An organization with an admin user and an all-scopes API key."""
+    from tests.fixtures.factories import make_actor
+
+    return await make_actor(db)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def empty_database_url(database_url: str, tmp_path: Path) -> AsyncIterator[str]:
+    """A second, empty database on the same engine (for migration and CLI tests)."""
+    if not database_url.startswith("postgresql"):
+        yield f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+        return
+    base = make_url(database_url)
+    name = f"salesplan_e_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(base, isolation_level="AUTOCOMMIT")
+    async with admin.connect() as conn:
+        await conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield base.set(database=name).render_as_string(hide_password=False)
+    async with admin.connect() as conn:
+        await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    await admin.dispose()

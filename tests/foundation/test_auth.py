@@ -1,0 +1,171 @@
+"""Contract §3 and the order of checks of §2: tokens, scopes, organization context."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import httpx
+from sqlalchemy import update
+
+from salesplan.auth.tokens import create_api_key, token_hash
+from salesplan.kit.clock import utcnow
+from salesplan.models.identity import ApiKey
+from tests.fixtures.factories import make_actor, make_key, make_org, make_user
+from tests.foundation.test_errors import assert_envelope
+
+ORGS = "/api/v1/organizations"
+
+
+async def test_missing_token_is_401_with_www_authenticate(client: httpx.AsyncClient) -> None:
+    response = await client.get(ORGS)
+    assert_envelope(response, 401, "unauthorized")
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_malformed_authorization_header_is_401(client, actor) -> None:
+    for value in ("Basic abc", "Bearer", f"Token {actor.key}", f"Bearer {actor.key} extra"):
+        assert_envelope(
+            await client.get(ORGS, headers={"Authorization": value}), 401, "unauthorized"
+        )
+
+
+async def test_unknown_token_is_401(client) -> None:
+    response = await client.get(ORGS, headers={"Authorization": "Bearer sp_live_nope"})
+    assert_envelope(response, 401, "unauthorized")
+
+
+async def test_revoked_key_is_401(client, db, actor) -> None:
+    await db.execute(
+        update(ApiKey).where(ApiKey.key_hash == token_hash(actor.key)).values(revoked_at=utcnow())
+    )
+    await db.commit()
+    assert_envelope(await client.get(ORGS, headers=actor.headers), 401, "unauthorized")
+
+
+async def test_expired_key_is_401(client, db, actor) -> None:
+    _, raw = await create_api_key(
+        db, user_id=actor.user.id, name="old", expires_at=utcnow() - timedelta(seconds=1)
+    )
+    await db.commit()
+    assert_envelope(
+        await client.get(ORGS, headers={"Authorization": f"Bearer {raw}"}), 401, "unauthorized"
+    )
+
+
+async def test_keys_are_stored_only_as_hashes(db, actor) -> None:
+    from sqlalchemy import select
+
+    rows = (await db.execute(select(ApiKey.key_hash, ApiKey.key_prefix))).all()
+    assert rows and all(actor.key not in (h, p) for h, p in rows)
+    assert rows[0].key_hash == token_hash(actor.key)
+
+
+async def test_missing_scope_is_403_with_required_scope(client, db) -> None:
+    actor = await make_actor(db, scopes=["accounts:read"])
+    error = assert_envelope(await client.get(ORGS, headers=actor.headers), 403, "forbidden")
+    assert error["details"]["requiredScope"] == "organizations:read"
+
+
+async def test_get_organization_of_another_org_is_404(client, db, actor) -> None:
+    other = await make_org(db)
+    response = await client.get(f"{ORGS}/{other.id}", headers=actor.headers)
+    assert_envelope(response, 404, "not_found")
+
+
+async def test_unreachable_organization_in_header_is_403(client, db, actor) -> None:
+    other = await make_org(db)
+    response = await client.get(ORGS, headers=actor.in_org(other.id))
+    assert_envelope(response, 403, "forbidden")
+
+
+async def test_non_uuid_organization_is_400(client, actor) -> None:
+    response = await client.get(ORGS, headers=actor.headers | {"X-Organization-Id": "acme"})
+    assert_envelope(response, 400, "validation_error")
+
+
+async def test_disagreeing_organization_values_are_400(client, db, actor) -> None:
+    second = await make_org(db)
+    response = await client.get(
+        ORGS, headers=actor.in_org(), params={"organizationId": str(second.id)}
+    )
+    assert_envelope(response, 400, "validation_error")
+
+
+async def test_legacy_aliases_are_accepted(client, actor) -> None:
+    org = str(actor.org.id)
+    for kwargs in (
+        {"headers": actor.headers | {"X-Subscriber-Id": org}},
+        {"headers": actor.headers, "params": {"organizationId": org}},
+        {"headers": actor.headers, "params": {"subscriberId": org}},
+    ):
+        assert (await client.get(ORGS, **kwargs)).status_code == 200
+
+
+async def test_key_organization_limits_narrow_reach(client, db, actor) -> None:
+    second = await make_org(db)
+    from salesplan.organizations.service import add_user
+
+    await add_user(db, organization_id=second.id, email=actor.user.email)
+    await db.commit()
+    limited = await make_key(db, actor.user, orgs=[actor.org.id])
+    response = await client.get(ORGS, headers={"Authorization": f"Bearer {limited}"})
+    assert [o["id"] for o in response.json()["data"]] == [str(actor.org.id)]
+    response = await client.get(
+        f"{ORGS}/{second.id}", headers={"Authorization": f"Bearer {limited}"}
+    )
+    assert_envelope(response, 404, "not_found")
+
+
+async def test_key_cannot_exceed_approved_scopes(db, actor) -> None:
+    from salesplan.errors import ValidationFailed
+
+    try:
+        await create_api_key(db, user_id=actor.user.id, name="x", scopes=["admin:all"])
+    except ValidationFailed as exc:
+        assert exc.details["scopes"] == ["admin:all"]
+    else:
+        raise AssertionError("an unapproved scope was accepted")
+
+
+async def test_api_key_records_last_used_time(client, db, actor) -> None:
+    from sqlalchemy import select
+
+    assert (await client.get(ORGS, headers=actor.headers)).status_code == 200
+    db.expire_all()
+    used = (
+        await db.execute(
+            select(ApiKey.last_used_at).where(ApiKey.key_hash == token_hash(actor.key))
+        )
+    ).scalar_one()
+    assert used is not None
+
+
+async def test_rate_limit_is_checked_before_scope(client, db, app) -> None:
+    """Order of checks: authenticate → rate limit → scope."""
+    actor = await make_actor(db, scopes=["accounts:read"])
+    limit = app.state.rate_limiter.policy["organizations"].read
+    for _ in range(limit):
+        assert (await client.get(ORGS, headers=actor.headers)).status_code == 403
+    assert_envelope(await client.get(ORGS, headers=actor.headers), 429, "rate_limit_exceeded")
+
+
+async def test_unknown_user_id_for_key_is_404(db) -> None:
+    from salesplan.errors import NotFound
+
+    try:
+        await create_api_key(db, user_id=uuid.uuid4(), name="x")
+    except NotFound:
+        pass
+    else:
+        raise AssertionError("a key was created for a missing user")
+
+
+async def test_password_hashes_are_argon2(db, actor) -> None:
+    from salesplan.auth.passwords import verify_password
+
+    user = await make_user(db, actor.org, password="s3cret-pass")
+    assert user.password_hash and user.password_hash.startswith("$argon2")
+    assert verify_password(user.password_hash, "s3cret-pass")
+    assert not verify_password(user.password_hash, "wrong")
+    assert not verify_password(None, "anything")
