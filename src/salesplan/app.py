@@ -69,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         build_policy(settings.rate_limits),
         create_rate_limit_store(settings),
         enabled=settings.rate_limits_enabled,
+        ip_limit=settings.ip_rate_limit_per_minute,
     )
     app.state.lifespan_hooks = []
 

@@ -131,3 +131,17 @@ def require_principal(scope: str | None, group: str) -> Any:
 def public(group: Literal["foundation"] = "foundation") -> dict[str, Any]:
     """`openapi_extra` for a public operation (no auth, no rate limit)."""
     return {"x-scopes": [], "x-rate-limit-group": group, "x-public": True}
+
+
+def limit_by_ip(endpoint: str) -> Any:
+    """A dependency for unauthenticated endpoints: spend one unit of the per-IP limit.
+    `Depends(limit_by_ip("oauth_token"))`."""
+
+    async def dependency(request: Request) -> None:
+        limiter: RateLimiter = request.app.state.rate_limiter
+        ip = request.client.host if request.client else "unknown"
+        usage = await limiter.consume_ip(ip, endpoint)
+        if usage is not None:
+            request.scope.setdefault("state", {})["ratelimit_headers"] = usage.headers()
+
+    return Depends(dependency)

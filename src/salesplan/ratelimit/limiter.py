@@ -27,11 +27,17 @@ class Usage:
 
 class RateLimiter:
     def __init__(
-        self, policy: dict[str, GroupLimits], store: RateLimitStore, *, enabled: bool = True
+        self,
+        policy: dict[str, GroupLimits],
+        store: RateLimitStore,
+        *,
+        enabled: bool = True,
+        ip_limit: int = 30,
     ) -> None:
         self.policy = policy
         self.store = store
         self.enabled = enabled
+        self.ip_limit = ip_limit
 
     @staticmethod
     def bucket_key(token_id: uuid.UUID | str, organization: str, group: str, write: bool) -> str:
@@ -70,5 +76,25 @@ class RateLimiter:
                 f"{limit} per {WINDOW_SECONDS} seconds.",
                 details=details,
                 headers=headers,
+            )
+        return usage
+
+    async def consume_ip(self, ip: str, endpoint: str) -> Usage | None:
+        """Unauthenticated endpoints (registration, token, sign-in) are limited per client IP."""
+        if not self.enabled or self.ip_limit <= 0:
+            return None
+        key = f"rl:ip:{ip}:{endpoint}"
+        decision = await self.store.hit(key, self.ip_limit, WINDOW_SECONDS)
+        usage = Usage("foundation", True, decision)
+        if not decision.allowed:
+            raise RateLimited(
+                f"Too many requests from this address; retry in {decision.retry_after} seconds.",
+                details={
+                    "limit": self.ip_limit,
+                    "retryAfterSeconds": decision.retry_after,
+                    "endpointGroup": "foundation",
+                    "write": True,
+                },
+                headers=usage.headers() | {"Retry-After": str(decision.retry_after)},
             )
         return usage

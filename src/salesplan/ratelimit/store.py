@@ -26,6 +26,12 @@ class RateLimitStore(Protocol):
 
     async def hit(self, key: str, limit: int, window: int) -> Decision: ...
 
+    async def kv_get(self, key: str) -> str | None:
+        """Small shared state beside the counters (MCP session organization)."""
+        ...
+
+    async def kv_set(self, key: str, value: str, ttl_seconds: int) -> None: ...
+
     async def reset(self) -> None: ...
 
     async def close(self) -> None: ...
@@ -43,6 +49,7 @@ class MemoryStore:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._logs: dict[str, deque[float]] = {}
+        self._kv: dict[str, tuple[str, float]] = {}
         self._lock = asyncio.Lock()
         self._last_sweep = clock()
         self._max_window = 60
@@ -80,8 +87,25 @@ class MemoryStore:
         # Single event loop: no await between read and write, so this is atomic already.
         return self.hit_sync(key, limit, window)
 
+    async def kv_get(self, key: str) -> str | None:
+        item = self._kv.get(key)
+        if item is None:
+            return None
+        value, expires = item
+        if expires <= self._clock():
+            del self._kv[key]
+            return None
+        return value
+
+    async def kv_set(self, key: str, value: str, ttl_seconds: int) -> None:
+        now = self._clock()
+        if len(self._kv) > 10_000:
+            self._kv = {k: v for k, v in self._kv.items() if v[1] > now}
+        self._kv[key] = (value, now + ttl_seconds)
+
     async def reset(self) -> None:
         self._logs.clear()
+        self._kv.clear()
 
     async def close(self) -> None:
         return None

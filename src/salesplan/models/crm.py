@@ -1,0 +1,150 @@
+"""CRM records: accounts, buying groups, contacts, opportunities."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from decimal import Decimal
+
+from sqlalchemy import (
+    Boolean,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from salesplan.models.base import ArchiveMixin, Base, IdMixin, TenantMixin, TimestampMixin
+
+LIVE = text("archived_at IS NULL")
+
+
+def crm_id_unique(table: str) -> Index:
+    """`crmId` is unique per organization among live rows: a partial unique index, so that two
+    concurrent creates give exactly one winner."""
+    where = text("crm_id IS NOT NULL AND archived_at IS NULL")
+    return Index(
+        f"uq_{table}_org_crm_id_live",
+        "organization_id",
+        "crm_id",
+        unique=True,
+        postgresql_where=where,
+        sqlite_where=where,
+    )
+
+
+class Account(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
+    __tablename__ = "accounts"
+    __display_name__ = "Account"
+    __table_args__ = (
+        crm_id_unique("accounts"),
+        Index("ix_accounts_org_created", "organization_id", "created_at", "id"),
+    )
+
+    name: Mapped[str] = mapped_column(String(255))
+    domain: Mapped[str | None] = mapped_column(String(255), default=None)
+    website: Mapped[str | None] = mapped_column(String(2048), default=None)
+    industry: Mapped[str | None] = mapped_column(String(255), default=None)
+    description: Mapped[str | None] = mapped_column(Text, default=None)
+    crm_id: Mapped[str | None] = mapped_column(String(255), default=None)
+    owner_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    annual_revenue: Mapped[Decimal | None] = mapped_column(Numeric(20, 2), default=None)
+    employee_count: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
+    __tablename__ = "contacts"
+    __display_name__ = "Contact"
+    __table_args__ = (
+        crm_id_unique("contacts"),
+        Index("ix_contacts_org_created", "organization_id", "created_at", "id"),
+    )
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    first_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    last_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    email: Mapped[str | None] = mapped_column(String(320), default=None)
+    title: Mapped[str | None] = mapped_column(String(255), default=None)
+    phone: Mapped[str | None] = mapped_column(String(64), default=None)
+    linkedin_url: Mapped[str | None] = mapped_column(String(2048), default=None)
+    crm_id: Mapped[str | None] = mapped_column(String(255), default=None)
+
+    @property
+    def full_name(self) -> str:
+        return " ".join(p for p in (self.first_name, self.last_name) if p)
+
+
+class Opportunity(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
+    __tablename__ = "opportunities"
+    __display_name__ = "Opportunity"
+    __table_args__ = (
+        crm_id_unique("opportunities"),
+        Index("ix_opportunities_org_created", "organization_id", "created_at", "id"),
+    )
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(255))
+    stage: Mapped[str | None] = mapped_column(String(100), default=None)
+    amount: Mapped[Decimal | None] = mapped_column(Numeric(20, 2), default=None)
+    currency: Mapped[str | None] = mapped_column(String(3), default=None)
+    close_date: Mapped[date | None] = mapped_column(Date, default=None)
+    probability: Mapped[int | None] = mapped_column(Integer, default=None)
+    status: Mapped[str] = mapped_column(String(20), default="open")
+    owner_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    crm_id: Mapped[str | None] = mapped_column(String(255), default=None)
+
+
+class BuyingGroup(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
+    __tablename__ = "buying_groups"
+    __display_name__ = "Buying group"
+    __table_args__ = (
+        # One default buying group per account.
+        Index(
+            "uq_buying_groups_account_default",
+            "account_id",
+            unique=True,
+            postgresql_where=text("is_default"),
+            sqlite_where=text("is_default = 1"),
+        ),
+    )
+
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(255))
+    description: Mapped[str | None] = mapped_column(Text, default=None)
+    is_default: Mapped[bool] = mapped_column(Boolean, default=False)
+    opportunity_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("opportunities.id", ondelete="SET NULL"), default=None
+    )
+
+
+class BuyingGroupMember(TenantMixin, Base):
+    __tablename__ = "buying_group_members"
+    __table_args__ = (UniqueConstraint("buying_group_id", "contact_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    buying_group_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("buying_groups.id", ondelete="CASCADE"), index=True
+    )
+    contact_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("contacts.id", ondelete="CASCADE"), index=True
+    )
+
+
+def default_buying_group_name(account_name: str) -> str:
+    return f"{account_name} Default Plan"
