@@ -116,7 +116,10 @@ async def _truncate(app: object) -> None:
 @pytest.fixture
 async def app(app_session_scoped: object) -> AsyncIterator[object]:
     """The app, with an empty database and empty rate-limit buckets for every test."""
+    from salesplan.auth.tokens import principal_cache
+
     await app_session_scoped.state.rate_limiter.store.reset()  # type: ignore[attr-defined]
+    principal_cache.clear()
     yield app_session_scoped
     await _truncate(app_session_scoped)
 

@@ -169,3 +169,36 @@ async def test_password_hashes_are_argon2(db, actor) -> None:
     assert verify_password(user.password_hash, "s3cret-pass")
     assert not verify_password(user.password_hash, "wrong")
     assert not verify_password(None, "anything")
+
+
+async def test_revoking_a_key_takes_effect_at_once_despite_the_cache(client, db, actor) -> None:
+    from sqlalchemy import select
+
+    from salesplan.auth.tokens import revoke_api_key
+
+    assert (await client.get(ORGS, headers=actor.headers)).status_code == 200
+    key_id = (
+        await db.execute(select(ApiKey.id).where(ApiKey.key_hash == token_hash(actor.key)))
+    ).scalar_one()
+    await revoke_api_key(db, user_id=actor.user.id, key_id=key_id)
+    await db.commit()
+    assert_envelope(await client.get(ORGS, headers=actor.headers), 401, "unauthorized")
+
+
+async def test_a_resolved_token_is_reused_for_a_few_seconds(client, app, actor) -> None:
+    """The hot path does not look the key up again within the cache's time-to-live."""
+    from sqlalchemy import event
+
+    statements: list[str] = []
+
+    def count(conn, cursor, statement, *args):  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    engine = app.state.engine.sync_engine
+    assert (await client.get(ORGS, headers=actor.headers)).status_code == 200
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        assert (await client.get(ORGS, headers=actor.headers)).status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    assert not any("api_keys" in s for s in statements)

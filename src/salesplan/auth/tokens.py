@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import Principal
@@ -21,7 +22,9 @@ from salesplan.models.identity import ApiKey, Membership, User
 API_KEY_PREFIX = "sp_live_"
 LAST_USED_GRANULARITY = timedelta(minutes=1)
 
-TokenResolver = Callable[[AsyncSession, str, str], Awaitable[Principal | None]]
+# A resolver answers the principal and when the token expires (None: no expiry), or None.
+Resolved = tuple[Principal, "datetime | None"]
+TokenResolver = Callable[[AsyncSession, str, str], Awaitable[Resolved | None]]
 _resolvers: dict[str, TokenResolver] = {}
 
 
@@ -48,12 +51,66 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
+class PrincipalCache:
+    """A short-lived, in-process cache of resolved tokens, so that the hot path does not look the
+    token up on every request. Staleness is bounded by `ttl` seconds (memberships, scopes);
+    revocation in this process invalidates at once (`invalidate`)."""
+
+    def __init__(self, ttl: float = 5.0, max_entries: int = 50_000) -> None:
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self._entries: dict[tuple[str, str], tuple[Principal, float, datetime | None]] = {}
+
+    def get(self, digest: str, audience: str) -> Principal | None:
+        entry = self._entries.get((digest, audience))
+        if entry is None:
+            return None
+        principal, until, expires_at = entry
+        now = time.monotonic()
+        if now >= until or (expires_at is not None and expires_at <= utcnow()):
+            self._entries.pop((digest, audience), None)
+            return None
+        return principal
+
+    def put(
+        self, digest: str, audience: str, principal: Principal, expires_at: datetime | None
+    ) -> None:
+        if self.ttl <= 0:
+            return
+        if len(self._entries) >= self.max_entries:
+            now = time.monotonic()
+            self._entries = {k: v for k, v in self._entries.items() if v[1] > now}
+            if len(self._entries) >= self.max_entries:
+                self._entries.clear()
+        self._entries[(digest, audience)] = (principal, time.monotonic() + self.ttl, expires_at)
+
+    def invalidate(self, token_id: uuid.UUID) -> None:
+        for key in [k for k, v in self._entries.items() if v[0].token_id == token_id]:
+            del self._entries[key]
+
+    def invalidate_user(self, user_id: uuid.UUID) -> None:
+        for key in [k for k, v in self._entries.items() if v[0].user_id == user_id]:
+            del self._entries[key]
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+principal_cache = PrincipalCache()
+
+
 async def resolve_token(session: AsyncSession, raw: str, audience: str) -> Principal:
     """The principal behind a token, or 401. `audience` is `api` or `mcp`."""
+    digest = token_hash(raw)
+    cached = principal_cache.get(digest, audience)
+    if cached is not None:
+        return cached
     for prefix, resolver in _resolvers.items():
         if raw.startswith(prefix):
-            principal = await resolver(session, raw, audience)
-            if principal is not None:
+            resolved = await resolver(session, raw, audience)
+            if resolved is not None:
+                principal, expires_at = resolved
+                principal_cache.put(digest, audience, principal, expires_at)
                 return principal
             break
     raise Unauthorized("The bearer token is invalid, expired or revoked.")
@@ -66,23 +123,41 @@ async def user_organizations(session: AsyncSession, user_id: uuid.UUID) -> dict[
     return {org_id: role for org_id, role in rows.all()}
 
 
-async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Principal | None:
+_KEY_LOOKUP = (
+    select(
+        ApiKey.id,
+        ApiKey.key_hash,
+        ApiKey.user_id,
+        ApiKey.scopes,
+        ApiKey.organization_ids,
+        ApiKey.expires_at,
+        ApiKey.revoked_at,
+        ApiKey.last_used_at,
+        Membership.organization_id,
+        Membership.role,
+    )
+    .outerjoin(Membership, Membership.user_id == ApiKey.user_id)
+    .where(ApiKey.key_hash == bindparam("digest"))
+)
+
+
+async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Resolved | None:
     digest = token_hash(raw)
-    key = (
-        await session.execute(select(ApiKey).where(ApiKey.key_hash == digest))
-    ).scalar_one_or_none()
-    if key is None or not hashes_match(key.key_hash, digest):
+    # One round trip: the key and the user's memberships.
+    rows = (await session.execute(_KEY_LOOKUP, {"digest": digest})).all()
+    if not rows or not hashes_match(rows[0].key_hash, digest):
         return None
+    key = rows[0]
     now = utcnow()
     if key.revoked_at is not None or (key.expires_at is not None and key.expires_at <= now):
         return None
-    roles = await user_organizations(session, key.user_id)
+    roles = {r.organization_id: r.role for r in rows if r.organization_id is not None}
     if key.organization_ids is not None:
         allowed = {uuid.UUID(str(o)) for o in key.organization_ids}
         roles = {org: role for org, role in roles.items() if org in allowed}
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_GRANULARITY:
         await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
-    return Principal(
+    principal = Principal(
         token_id=key.id,
         token_kind="api_key",
         scopes=frozenset(key.scopes),
@@ -90,6 +165,7 @@ async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Pr
         user_id=key.user_id,
         roles=roles,
     )
+    return principal, key.expires_at
 
 
 register_token_kind(API_KEY_PREFIX, _resolve_api_key)
@@ -155,3 +231,4 @@ async def revoke_api_key(session: AsyncSession, *, user_id: uuid.UUID, key_id: u
         raise NotFound("API key not found.")
     if key.revoked_at is None:
         key.revoked_at = utcnow()
+    principal_cache.invalidate(key.id)
