@@ -84,6 +84,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for prefix, router, in_schema in routers:
         app.include_router(router, prefix=API_PREFIX + prefix, include_in_schema=in_schema)
 
+    if settings.bench_routes:
+        from starlette.responses import JSONResponse
+        from starlette.routing import Route
+
+        async def floor(request: Any) -> JSONResponse:
+            return JSONResponse({"ok": True})
+
+        app.router.routes.append(Route("/_bench/floor", floor))
+
     def openapi() -> dict[str, Any]:
         return build_openapi(app)
 

@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     db_pool_size: int = 10
     db_max_overflow: int = 10
     log_level: str = "info"
+    # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
+    bench_routes: bool = False
 
     @field_validator("public_url")
     @classmethod

@@ -1,0 +1,171 @@
+"""Benchmark plumbing: start `salesplan serve`, drive it with wrk, read RSS.
+
+Used by bench/run.py; every figure comes from real processes on loopback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    print("bench: installing wrk (Debian package)", file=sys.stderr)
+    subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=False, capture_output=True)
+    found = shutil.which("wrk")
+    if not found:
+        subprocess.run(["apt-get", "update", "-q"], check=False, capture_output=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", "wrk"], check=True, capture_output=True)
+        found = shutil.which("wrk")
+    if not found:
+        raise SystemExit("wrk is required (apt-get install wrk)")
+    return found
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen[bytes]
+
+    def pids(self) -> list[int]:
+        out = [self.process.pid]
+        try:
+            children = subprocess.run(
+                ["pgrep", "-P", str(self.process.pid)], capture_output=True, text=True
+            ).stdout.split()
+            out += [int(c) for c in children]
+        except FileNotFoundError:
+            pass
+        return out
+
+    def worker_rss_mb(self) -> list[float]:
+        """RSS of each process serving requests (the workers; the server itself when single)."""
+        pids = self.pids()
+        workers = pids[1:] or pids[:1]
+        if len(pids) > 1 and len(workers) == 1 and len(pids) == 2:
+            # uvicorn with workers=1 has no children; with >1 the parent only supervises.
+            workers = pids[1:]
+        sizes = []
+        for pid in workers:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except FileNotFoundError:
+                continue
+            match = re.search(r"VmRSS:\s+(\d+) kB", status)
+            if match:
+                sizes.append(int(match.group(1)) / 1024)
+        return sizes
+
+
+@contextmanager
+def serve(env: dict[str, str], workers: int = 1) -> Iterator[Server]:
+    port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="salesplan-bench-", suffix=".log", delete=False)
+    full_env = os.environ | env | {"SALESPLAN_LOG_LEVEL": "warning", "SALESPLAN_BENCH_ROUTES": "1"}
+    process = subprocess.Popen(
+        [str(BIN / "salesplan"), "serve", "--port", str(port), "--workers", str(workers)],
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"server exited; see {log.name}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    else:
+        raise SystemExit(f"server did not start; see {log.name}")
+    try:
+        yield Server(url, process)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+
+
+_LUA = """
+wrk.method = "{method}"
+wrk.headers["Authorization"] = "{auth}"
+wrk.headers["Content-Type"] = "application/json"
+{body}
+"""
+
+_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}
+
+
+@dataclass
+class WrkResult:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+    non_2xx: int
+
+
+def _ms(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s|m)", text)
+    if not match:
+        return float("nan")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def run_wrk(
+    url: str,
+    *,
+    connections: int,
+    seconds: int,
+    auth: str = "",
+    method: str = "GET",
+    body: str | None = None,
+    threads: int = 2,
+) -> WrkResult:
+    wrk = ensure_wrk()
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        body_line = f"wrk.body = [[{body}]]" if body else ""
+        script.write(_LUA.format(method=method, auth=auth, body=body_line))
+    threads = max(1, min(threads, connections))
+    out = subprocess.run(
+        [wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script.name, url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    return WrkResult(rps, p50, p99, errors, int(non2xx.group(1)) if non2xx else 0)
