@@ -13,13 +13,28 @@ import httpx2
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp import Client
 from salesplan.app import create_app
 from salesplan.config import Settings
+from salesplan.mcp.call import ToolCall
+from salesplan.mcp.registry import NoArgs, mcp_tool
 
 META_WRITE_LIMIT = 3
+TEST_TOOL = "testOrganizationContext"
+
+
+# Phase 1 has no organization-scoped tool yet (CRM and plans tools arrive later): this test-only
+# adapter shows which organization context a call resolves, through the same pipeline.
+@mcp_tool(
+    TEST_TOOL,
+    scope="organizations:read",
+    group="organizations",
+    description="Test only: the organization this call acts in.",
+)
+async def _organization_context(call: ToolCall, args: NoArgs) -> Any:
+    return {"organizationId": str(call.ctx.organization_id)}
 
 
 @dataclass
@@ -36,7 +51,12 @@ async def mcp_server(settings: Settings, schema: None) -> AsyncIterator[McpServe
         )
     )
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, lifespan="on", log_level="warning", timeout_graceful_shutdown=2
+        app,
+        host="127.0.0.1",
+        port=0,
+        lifespan="on",
+        log_level="warning",
+        timeout_graceful_shutdown=2,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())

@@ -44,7 +44,9 @@ class ToolArgs(BaseModel):
     def body(self, model: type[BodyT]) -> BodyT:
         """The REST request body `model`, from the arguments of its fields that were sent."""
         fields = set(model.model_fields)
-        sent = self.model_dump(by_alias=True, exclude_unset=True, include=fields & self.model_fields_set)
+        sent = self.model_dump(
+            by_alias=True, exclude_unset=True, include=fields & self.model_fields_set
+        )
         return model.model_validate(sent)
 
 

@@ -100,7 +100,9 @@ def body_result(body: Any) -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text="{}")], structured_content={})
     data = jsonable_encoder(body)
     structured = data if isinstance(data, dict) else {"result": data}
-    return CallToolResult(content=[TextContent(type="text", text=_text(data))], structured_content=structured)
+    return CallToolResult(
+        content=[TextContent(type="text", text=_text(data))], structured_content=structured
+    )
 
 
 def _headers_argument(arguments: dict[str, Any]) -> Any:
@@ -147,7 +149,9 @@ def _validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         errors = render_validation_errors(exc.errors())
         for error in errors:
             error["location"] = ["arguments", *error["location"]]
-        raise ValidationFailed("The tool arguments are not valid.", details={"errors": errors}) from None
+        raise ValidationFailed(
+            "The tool arguments are not valid.", details={"errors": errors}
+        ) from None
 
 
 async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) -> CallToolResult:
@@ -166,7 +170,8 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) 
         remembered = await memory.get()
         await limiter.consume(
             token_id=principal.token_id,
-            organization=_requested_organization(headers) or (str(remembered) if remembered else None),
+            organization=_requested_organization(headers)
+            or (str(remembered) if remembered else None),
             group=spec.group,
             write=True,  # every MCP tool call is write traffic (spec "Rate limits")
             tool_name=spec.name,

@@ -92,9 +92,7 @@ async def list_organization_users(call: ToolCall, args: ListOrganizationUsersArg
     rows, meta = await service.list_organization_users(
         call.session, call.principal, args.organization_id, args.list_params(), call.codec
     )
-    return ListResponse(
-        data=[OrganizationUserOut.model_validate(r) for r in rows], pagination=meta
-    )
+    return ListResponse(data=[OrganizationUserOut.model_validate(r) for r in rows], pagination=meta)
 
 
 @mcp_tool(
