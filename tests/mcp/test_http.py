@@ -135,3 +135,42 @@ async def test_tool_call_spends_the_organizations_write_bucket_of_its_organizati
     # (nothing remembered yet). Each check below spends one more unit.
     assert (await limiter.store.hit(in_org, 60, 60)).remaining == 60 - 3
     assert (await limiter.store.hit(global_, 60, 60)).remaining == 60 - 2
+
+
+async def test_tokens_are_resolved_for_the_mcp_audience(mcp, db):
+    """OAuth tokens must carry resource={mcp_url}: the resolver is asked with audience `mcp`
+    (an OAuth resolver refuses a token issued for another resource)."""
+    import uuid
+
+    from salesplan.auth.principal import Principal
+    from salesplan.auth.tokens import _resolvers, register_token_kind
+
+    audiences: list[str] = []
+    actor = await make_actor(db)
+    prefix = f"sp_test_{uuid.uuid4().hex[:8]}_"
+    token_id = uuid.uuid4()
+
+    async def resolver(session: Any, raw: str, audience: str) -> Principal | None:
+        audiences.append(audience)
+        if raw != prefix + "mcp-bound" or audience != "mcp":
+            return None
+        return Principal(
+            token_id=token_id,
+            token_kind="oauth",
+            scopes=frozenset({"organizations:read"}),
+            organization_ids=frozenset({actor.org.id}),
+            user_id=actor.user.id,
+            roles={actor.org.id: "admin"},
+            resource=mcp.app.state.settings.mcp_url,
+        )
+
+    register_token_kind(prefix, resolver)
+    try:
+        async with connect(mcp.url, prefix + "mcp-bound") as client:
+            orgs = body(await client.call_tool("listOrganizations", {}))
+        assert [o["id"] for o in orgs["data"]] == [str(actor.org.id)]
+        refused = await post(mcp.url, INITIALIZE, bearer(prefix + "api-bound"))
+        assert refused.status_code == 401
+        assert set(audiences) == {"mcp"}
+    finally:
+        _resolvers.pop(prefix, None)

@@ -253,12 +253,22 @@ def build_server() -> MCPServer:
     """A fresh MCP server with every registered tool."""
     import salesplan.mcp.tools  # noqa: F401  (registers the adapters)
 
-    return MCPServer(
-        "salesplan",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        tools=[sdk_tool(spec) for spec in TOOLS.values()],
-    )
+    # MCPServer() calls logging.basicConfig (a Rich handler on the root logger) when the root has
+    # no handler yet; the app's logging is the CLI's business, so give it a placeholder meanwhile.
+    root = logging.getLogger()
+    placeholder = logging.NullHandler() if not root.handlers else None
+    if placeholder is not None:
+        root.addHandler(placeholder)
+    try:
+        return MCPServer(
+            "salesplan",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            tools=[sdk_tool(spec) for spec in TOOLS.values()],
+        )
+    finally:
+        if placeholder is not None:
+            root.removeHandler(placeholder)
 
 
 # --- HTTP: authentication in front of the SDK's session manager ---------------------------------
