@@ -97,4 +97,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return build_openapi(app)
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+    from salesplan.mcp.server import install_mcp
+
+    install_mcp(app, settings)
     return app

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse
 from salesplan import __version__
 from salesplan.auth.dependencies import public
 from salesplan.auth.scopes import APPROVED_SCOPES
+from salesplan.config import Settings
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import WINDOW_SECONDS
@@ -20,8 +21,11 @@ health_router = APIRouter()
 
 
 def meta_document(request: Request) -> dict[str, Any]:
-    settings = request.app.state.settings
-    limiter: RateLimiter = request.app.state.rate_limiter
+    return build_meta_document(request.app.state.settings, request.app.state.rate_limiter)
+
+
+def build_meta_document(settings: Settings, limiter: RateLimiter) -> dict[str, Any]:
+    """The /meta body; shared by the REST route and the MCP tool `getMeta`."""
     return {
         "name": "salesplan",
         "version": __version__,

@@ -1,0 +1,223 @@
+"""The tool registry. A tool is ONE adapter: a `ToolArgs` model (the REST operation's parameters
+and body as named arguments) and a function that calls the same service as the REST route:
+
+    class GetAccountArgs(ToolArgs):
+        account_id: uuid.UUID = Field(description="Id of the account to read.")
+
+    @mcp_tool("getAccount", scope="accounts:read", group="accounts", args=GetAccountArgs,
+              description="Read one account by id. Use listAccounts to find an id by name …")
+    async def get_account(call: ToolCall, args: GetAccountArgs) -> Any:
+        return AccountOut.model_validate(
+            await service.get_account(call.session, call.ctx, args.account_id))
+
+The machinery (`mcp/server.py`) does the rest, in the REST order: authenticate → rate-limit unit
+(write, in `group`, bucket organization = `headers.xOrganizationId` else the remembered one) →
+scope → user-backed token → organization → argument validation → the adapter, in a database
+transaction. The adapter returns the REST body (a pydantic model, a dict or None for a 204).
+A body with a model of its own is a field group: `args.body(CreateAccountBody)` builds it from the
+arguments that belong to it (only those sent, so PATCH semantics hold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from salesplan.kit.pagination import MAX_PAGE_SIZE, ListParams, list_params
+from salesplan.ratelimit.policy import GROUPS
+
+if TYPE_CHECKING:
+    from salesplan.mcp.call import ToolCall
+
+BodyT = TypeVar("BodyT", bound=BaseModel)
+
+
+class ToolArgs(BaseModel):
+    """A tool's named arguments: camelCase on the wire; an unknown argument is a 400."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+
+    def body(self, model: type[BodyT]) -> BodyT:
+        """The REST request body `model`, from the arguments of its fields that were sent."""
+        fields = set(model.model_fields)
+        sent = self.model_dump(
+            by_alias=True, exclude_unset=True, include=fields & self.model_fields_set
+        )
+        return model.model_validate(sent)
+
+
+def _list_schema_extra(schema: dict[str, Any], cls: type[Any]) -> None:
+    sort_by = schema.get("properties", {}).get("sortBy")
+    if sort_by is not None:
+        sort_by["enum"] = list(cls.sortable)
+        sort_by["default"] = cls.default_sort
+        sort_by.pop("anyOf", None)
+        sort_by["type"] = "string"
+
+
+class ListArgs(ToolArgs):
+    """The list parameters every list operation takes (contract §4). Subclasses set `sortable`."""
+
+    sortable: ClassVar[tuple[str, ...]] = ("createdAt",)
+    default_sort: ClassVar[str] = "createdAt"
+    model_config = ConfigDict(json_schema_extra=_list_schema_extra)
+
+    page: int | None = Field(
+        default=None, ge=1, description="Page number (page mode), from 1. Default 1."
+    )
+    page_size: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_PAGE_SIZE,
+        description=f"Items per page in page mode, 1..{MAX_PAGE_SIZE}. Default 50.",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_PAGE_SIZE,
+        description=(
+            f"Items per page in cursor mode, 1..{MAX_PAGE_SIZE}. Giving `limit` without `page` "
+            "switches to cursor mode: follow `pagination.nextCursor` with `cursor`."
+        ),
+    )
+    cursor: str | None = Field(
+        default=None,
+        description="Opaque `pagination.nextCursor` of the previous call; not with `page`.",
+    )
+    sort_by: str | None = Field(default=None, description="Sort key.")
+    order: Literal["asc", "desc"] = Field(default="asc", description="Sort order.")
+    search: str | None = Field(
+        default=None, description="Case-insensitive substring to match on the name."
+    )
+
+    def list_params(self) -> ListParams:
+        """The same `ListParams` (and the same 400s) as the REST list's query parameters."""
+        build = list_params(self.sortable, self.default_sort).dependency
+        params: ListParams = build(
+            limit=self.limit,
+            cursor=self.cursor,
+            page=self.page,
+            page_size=self.page_size,
+            sort_by=self.sort_by,
+            order=self.order,
+            search=self.search,
+        )
+        return params
+
+
+class NoArgs(ToolArgs):
+    """A tool without arguments (besides the optional `headers`)."""
+
+
+ToolRunner = Callable[["ToolCall", Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    scope: str | None
+    group: str
+    args: type[ToolArgs]
+    run: ToolRunner
+    # False for organization-level tools (meta, organizations): they need no organization context.
+    organization: bool = True
+    user_token: bool = False
+    read_only: bool = True
+    destructive: bool = False
+    title: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+TOOLS: dict[str, ToolSpec] = {}
+
+
+def mcp_tool(
+    name: str,
+    *,
+    scope: str | None,
+    group: str,
+    description: str,
+    args: type[ToolArgs] = NoArgs,
+    organization: bool = True,
+    user_token: bool = False,
+    read_only: bool = True,
+    destructive: bool = False,
+    title: str | None = None,
+) -> Callable[[ToolRunner], ToolRunner]:
+    """Register an adapter as the tool `name` (the REST operationId)."""
+    if group not in GROUPS:
+        raise ValueError(f"unknown rate-limit group {group}")
+
+    def decorator(fn: ToolRunner) -> ToolRunner:
+        if name in TOOLS and TOOLS[name].run is not fn:
+            raise ValueError(f"tool {name} registered twice")
+        TOOLS[name] = ToolSpec(
+            name=name,
+            description=description.strip(),
+            scope=scope,
+            group=group,
+            args=args,
+            run=fn,
+            organization=organization,
+            user_token=user_token,
+            read_only=read_only,
+            destructive=destructive,
+            title=title,
+        )
+        return fn
+
+    return decorator
+
+
+HEADERS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        "Optional request headers. `xOrganizationId` names the organization this call acts in "
+        "(like the REST header X-Organization-Id); it wins over the one remembered by "
+        "setActiveOrganization. Needed when the token reaches several organizations and none "
+        "was set active."
+    ),
+    "properties": {
+        "xOrganizationId": {
+            "type": "string",
+            "format": "uuid",
+            "description": "Organization id (from listOrganizations).",
+        }
+    },
+    "additionalProperties": False,
+}
+
+
+def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
+    """An optional argument reads as its type (`null` is still accepted), without titles."""
+    prop = {k: v for k, v in prop.items() if k != "title"}
+    options = prop.get("anyOf")
+    if isinstance(options, list):
+        concrete = [o for o in options if o.get("type") != "null"]
+        if len(concrete) == 1 and len(options) == 2:
+            del prop["anyOf"]
+            prop = {**concrete[0], **prop}
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
+    return prop
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's JSON schema: its arguments (required ones first) plus the optional `headers`."""
+    schema = spec.args.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    schema.pop("description", None)
+    required = schema.get("required", [])
+    props = schema.get("properties", {})
+    ordered = {name: _tidy(props[name]) for name in required if name in props}
+    ordered |= {name: _tidy(p) for name, p in props.items() if name not in ordered}
+    ordered["headers"] = HEADERS_SCHEMA
+    schema["type"] = "object"
+    schema["properties"] = ordered
+    schema["additionalProperties"] = False
+    return schema

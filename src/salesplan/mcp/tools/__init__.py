@@ -1,0 +1,6 @@
+"""Tool adapters, one module per domain. Importing a module registers its tools: ADD ONE LINE
+PER MODULE here. Each adapter is a `@mcp_tool(...)` function over the REST route's service."""
+
+from salesplan.mcp.tools import meta, organizations
+
+__all__ = ["meta", "organizations"]
