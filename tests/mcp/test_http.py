@@ -150,18 +150,21 @@ async def test_tokens_are_resolved_for_the_mcp_audience(mcp, db):
     prefix = f"sp_test_{uuid.uuid4().hex[:8]}_"
     token_id = uuid.uuid4()
 
-    async def resolver(session: Any, raw: str, audience: str) -> Principal | None:
+    async def resolver(session: Any, raw: str, audience: str) -> tuple[Principal, None] | None:
         audiences.append(audience)
         if raw != prefix + "mcp-bound" or audience != "mcp":
             return None
-        return Principal(
-            token_id=token_id,
-            token_kind="oauth",
-            scopes=frozenset({"organizations:read"}),
-            organization_ids=frozenset({actor.org.id}),
-            user_id=actor.user.id,
-            roles={actor.org.id: "admin"},
-            resource=mcp.app.state.settings.mcp_url,
+        return (
+            Principal(
+                token_id=token_id,
+                token_kind="oauth",
+                scopes=frozenset({"organizations:read"}),
+                organization_ids=frozenset({actor.org.id}),
+                user_id=actor.user.id,
+                roles={actor.org.id: "admin"},
+                resource=mcp.app.state.settings.mcp_url,
+            ),
+            None,
         )
 
     register_token_kind(prefix, resolver)
