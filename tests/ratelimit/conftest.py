@@ -59,7 +59,7 @@ async def redis_store(redis_url: str) -> AsyncIterator[RedisStore]:
 
 
 @pytest.fixture(params=["memory", "redis"])
-async def any_store(request: pytest.FixtureRequest) -> Any:
+def any_store(request: pytest.FixtureRequest) -> Any:
     """Each store in turn (real time; the Redis one needs SALESPLAN_TEST_REDIS_URL)."""
     if request.param == "memory":
         return MemoryStore()
