@@ -118,8 +118,9 @@ class RedisServer:
             stderr=subprocess.DEVNULL,
         )
         for _ in range(200):
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), timeout=0.1
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.1),
             ):
                 return
             time.sleep(0.05)

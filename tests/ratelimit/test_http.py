@@ -110,7 +110,9 @@ async def test_the_organization_header_selects_its_own_bucket(small, actor) -> N
         alias = actor.headers | {"X-Subscriber-Id": str(actor.org.id).upper()}
         response = await client.get(ORGS, headers=alias)
         assert response.headers["x-ratelimit-remaining"] == "1"
-        response = await client.get(ORGS, headers=actor.headers, params={"organizationId": actor.org.id.hex})
+        response = await client.get(
+            ORGS, headers=actor.headers, params={"organizationId": actor.org.id.hex}
+        )
         assert response.headers["x-ratelimit-remaining"] == "0"
 
 
@@ -129,7 +131,7 @@ async def test_two_keys_of_one_user_have_separate_buckets(small, db, actor) -> N
 
 async def test_disabled_limiting_sends_no_headers_and_never_429(make_settings, actor) -> None:
     settings = make_settings(rate_limits=SMALL, rate_limits_enabled=False)
-    async with app_client(settings) as (client_app, client):
+    async with app_client(settings) as (_, client):
         for _ in range(6):
             response = await client.get(ORGS, headers=actor.headers)
             assert response.status_code == 200
@@ -144,7 +146,9 @@ async def test_environment_override_works_end_to_end(
     monkeypatch.setenv("SALESPLAN_DATABASE_URL", settings.database_url)
     monkeypatch.setenv("SALESPLAN_SECRET_KEY", "env-test-secret")
     monkeypatch.delenv("SALESPLAN_REDIS_URL", raising=False)
-    monkeypatch.setenv("SALESPLAN_RATE_LIMITS", '{"organizations": {"read": 2}, "feed": {"write": 4}}')
+    monkeypatch.setenv(
+        "SALESPLAN_RATE_LIMITS", '{"organizations": {"read": 2}, "feed": {"write": 4}}'
+    )
     env_settings = Settings(_env_file=None)  # type: ignore[call-arg]
     async with app_client(env_settings) as (_, client):
         groups = (await client.get("/api/v1/meta")).json()["rateLimiting"]["groups"]
@@ -159,5 +163,3 @@ async def test_meta_reports_the_memory_store_by_default(small) -> None:
         rl = (await client.get("/api/v1/meta")).json()["rateLimiting"]
         assert rl["store"] == "memory" and rl["windowSeconds"] == 60
         assert rl["groups"]["organizations"] == {"read": 3, "write": 0}
-
-

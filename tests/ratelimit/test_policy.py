@@ -90,7 +90,9 @@ def test_bad_override_is_refused(override: dict) -> None:
 
 
 def test_environment_json_override_is_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SALESPLAN_RATE_LIMITS", '{"plans": {"read": 5, "write": 3}, "feed": {"write": null}}')
+    monkeypatch.setenv(
+        "SALESPLAN_RATE_LIMITS", '{"plans": {"read": 5, "write": 3}, "feed": {"write": null}}'
+    )
     monkeypatch.setenv("SALESPLAN_RATE_LIMITS_ENABLED", "false")
     settings = Settings(_env_file=None)  # type: ignore[call-arg]
     assert settings.rate_limits == {"plans": {"read": 5, "write": 3}, "feed": {"write": None}}

@@ -47,9 +47,7 @@ async def test_concurrent_hits_never_exceed_the_limit(redis_url: str, redis_stor
     """Several clients (as several workers would) racing on one bucket: the script is atomic."""
     clients = [RedisStore(redis_url, prefix=redis_store.prefix) for _ in range(4)]
     try:
-        results = await asyncio.gather(
-            *(clients[i % 4].hit("race", 25, 60) for i in range(100))
-        )
+        results = await asyncio.gather(*(clients[i % 4].hit("race", 25, 60) for i in range(100)))
         assert sum(d.allowed for d in results) == 25
     finally:
         for c in clients:
@@ -117,7 +115,9 @@ async def test_limiter_on_redis_uses_the_same_buckets(redis_store) -> None:
 
 async def test_redis_url_selects_the_shared_store(make_settings, redis_url: str, actor) -> None:
     settings = make_settings(
-        redis_url=redis_url, redis_prefix=unique_prefix(), rate_limits={"organizations": {"read": 2}}
+        redis_url=redis_url,
+        redis_prefix=unique_prefix(),
+        rate_limits={"organizations": {"read": 2}},
     )
     async with app_client(settings) as (app, client):
         store = app.state.rate_limiter.store

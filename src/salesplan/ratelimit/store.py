@@ -2,7 +2,7 @@
 this bucket in the rolling window, and what is left.
 
 Both stores keep a sliding log (one timestamp per spent unit) rather than fixed buckets, so that a
-client can never spend 2× the limit across a window edge: a unit frees up exactly `window` seconds
+client can never spend twice the limit across a window edge: a unit frees up exactly `window` seconds
 after it was spent.
 """
 
@@ -89,7 +89,9 @@ class MemoryStore:
 
     def _sweep(self, now: float) -> None:
         horizon = now - self._max_window
-        for key in [k for k, entries in self._logs.items() if not entries or entries[-1] <= horizon]:
+        for key in [
+            k for k, entries in self._logs.items() if not entries or entries[-1] <= horizon
+        ]:
             del self._logs[key]
         for key in [k for k, (_, expires) in self._kv.items() if expires <= now]:
             del self._kv[key]
