@@ -162,4 +162,31 @@ async def test_meta_reports_the_memory_store_by_default(small) -> None:
     async with app_client(small) as (_, client):
         rl = (await client.get("/api/v1/meta")).json()["rateLimiting"]
         assert rl["store"] == "memory" and rl["windowSeconds"] == 60
-        assert rl["groups"]["organizations"] == {"read": 3, "write": 0}
+        # The write limit of 0 is shown as the read limit it falls back to.
+        assert rl["groups"]["organizations"] == {"read": 3, "write": 3}
+
+
+async def test_per_ip_limit_applies_to_unauthenticated_endpoints(make_settings) -> None:
+    from fastapi import APIRouter
+
+    from salesplan.auth.dependencies import limit_by_ip
+
+    probe = APIRouter()
+
+    @probe.post("/probe/sign-in", dependencies=[limit_by_ip("sign_in")])
+    async def sign_in() -> dict[str, bool]:
+        return {"ok": True}
+
+    settings = make_settings(ip_rate_limit_per_minute=2)
+    async with app_client(settings) as (app, client):
+        app.include_router(probe)
+        first = await client.post("/probe/sign-in")
+        assert first.status_code == 200
+        assert first.headers["x-ratelimit-limit"] == "2"
+        assert first.headers["x-ratelimit-remaining"] == "1"
+        assert (await client.post("/probe/sign-in")).status_code == 200
+        response = await client.post("/probe/sign-in")
+        error = assert_envelope(response, 429, "rate_limit_exceeded")
+        assert error["details"]["limit"] == 2
+        assert response.headers["retry-after"] == str(error["details"]["retryAfterSeconds"])
+        assert app.state.rate_limiter.store.keys() == ["rl:ip:127.0.0.1:sign_in"]
