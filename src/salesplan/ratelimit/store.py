@@ -142,8 +142,10 @@ class MemoryStore:
 
 # KEYS[1] = the bucket; ARGV = limit, window in microseconds, a member unique to this call.
 # Redis's own clock (TIME) stamps the entry, so that every worker and machine agrees on time.
-# Redis ≥ 5 replicates the script's effects, which is what allows TIME before a write.
+# Effects replication (the default since Redis 5; asked for explicitly on 3.2 and 4) is what
+# allows TIME before a write.
 SLIDING_LOG_LUA = """
+if redis.replicate_commands then redis.replicate_commands() end
 local key = KEYS[1]
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
@@ -190,15 +192,17 @@ class RedisStore:
         from redis.asyncio import Redis
         from redis.asyncio.retry import Retry
         from redis.backoff import NoBackoff
+        from redis.exceptions import ConnectionError as RedisConnectionError
 
         self.prefix = prefix
-        # One immediate retry heals a pooled connection that died with a restarted server;
-        # no backoff, so that an outage costs a request milliseconds, not seconds.
+        # One immediate retry heals a pooled connection that died with a restarted server; no
+        # backoff, so that an outage costs a request milliseconds, not seconds. Never retried
+        # on a timeout: the script may have run, and a retry would spend a second unit.
         self._redis: Any = client or Redis.from_url(
             url,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 1),
+            retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
             health_check_interval=30,
         )
         self._sha = hashlib.sha1(SLIDING_LOG_LUA.encode()).hexdigest()
