@@ -36,6 +36,11 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
 
 
 def create_rate_limit_store(settings: Settings) -> RateLimitStore:
+    """Redis (shared by every worker and machine) when SALESPLAN_REDIS_URL is set, else memory."""
+    if settings.redis_url:
+        from salesplan.ratelimit.store import RedisStore
+
+        return RedisStore(settings.redis_url, prefix=settings.redis_prefix)
     return MemoryStore()
 
 

@@ -18,6 +18,8 @@ class Settings(BaseSettings):
 
     database_url: str = "sqlite+aiosqlite:///./salesplan.db"
     redis_url: str | None = None
+    # Every Redis key starts with this (several deployments or test runs can share one Redis).
+    redis_prefix: str = "salesplan:"
     public_url: str = "http://127.0.0.1:8000"
     secret_key: str | None = None
     rate_limits: dict[str, dict[str, int | None]] = Field(default_factory=dict)

@@ -43,8 +43,10 @@ def build_meta_document(settings: Settings, limiter: RateLimiter) -> dict[str, A
             "enabled": limiter.enabled,
             "store": limiter.store.name,
             "windowSeconds": WINDOW_SECONDS,
+            # Effective limits (a write limit of 0 shows the read limit it falls back to);
+            # null = none configured.
             "groups": {
-                group: {"read": limits.read, "write": limits.write}
+                group: {"read": limits.for_write(False), "write": limits.for_write(True)}
                 for group, limits in limiter.policy.items()
             },
         },

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass
 
 from salesplan.errors import RateLimited
 from salesplan.ratelimit.policy import WINDOW_SECONDS, GroupLimits
-from salesplan.ratelimit.store import Decision, RateLimitStore
+from salesplan.ratelimit.store import Decision, RateLimitStore, StoreUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,26 @@ class Usage:
         }
 
 
+def organization_part(organization: str | uuid.UUID | None) -> str:
+    """The organization part of a bucket: the canonical UUID the client named, else `global`.
+
+    Canonical, so that spellings of one id (case, braces, no hyphens) share one bucket; a value
+    that is no UUID (the request fails with 400 after spending its unit) is hashed, so that a
+    client-chosen string never shapes the key.
+    """
+    if organization is None:
+        return "global"
+    if isinstance(organization, uuid.UUID):
+        return str(organization)
+    value = organization.strip()
+    if not value:
+        return "global"
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return "x" + hashlib.sha256(value.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 class RateLimiter:
     def __init__(
         self,
@@ -33,33 +54,50 @@ class RateLimiter:
         *,
         enabled: bool = True,
         ip_limit: int = 30,
+        window_seconds: float = WINDOW_SECONDS,
     ) -> None:
         self.policy = policy
         self.store = store
         self.enabled = enabled
         self.ip_limit = ip_limit
+        self.window = window_seconds
 
     @staticmethod
     def bucket_key(token_id: uuid.UUID | str, organization: str, group: str, write: bool) -> str:
-        return f"rl:{token_id}:{organization or 'global'}:{group}:{'w' if write else 'r'}"
+        """Token *id* (never the token itself), organization, group, verb class."""
+        return f"rl:{token_id}:{organization}:{group}:{'w' if write else 'r'}"
+
+    def limit_for(self, group: str, write: bool) -> int | None:
+        return self.policy[group].for_write(write)
+
+    async def _hit(self, key: str, limit: int) -> Decision | None:
+        try:
+            return await self.store.hit(key, limit, self.window)
+        except StoreUnavailable:
+            # Fail open: an unavailable store must not take the API down with it. The store
+            # logs (throttled) and /healthz reports "degraded".
+            return None
 
     async def consume(
         self,
         *,
         token_id: uuid.UUID | str,
-        organization: str | None,
+        organization: str | uuid.UUID | None,
         group: str,
         write: bool,
         tool_name: str | None = None,
     ) -> Usage | None:
-        """Spend one unit; None when the axis is unlimited or limiting is off. Raises 429."""
+        """Spend one unit; None when the axis is unlimited, limiting is off or the store is
+        unavailable. Raises RateLimited (429); `tool_name` names the MCP tool in its details."""
         if not self.enabled:
             return None
-        limit = self.policy[group].for_write(write)
+        limit = self.limit_for(group, write)
         if limit is None:
             return None
-        key = self.bucket_key(token_id, (organization or "global").lower(), group, write)
-        decision = await self.store.hit(key, limit, WINDOW_SECONDS)
+        key = self.bucket_key(token_id, organization_part(organization), group, write)
+        decision = await self._hit(key, limit)
+        if decision is None:
+            return None
         usage = Usage(group, write, decision)
         if not decision.allowed:
             details: dict[str, object] = {
@@ -70,21 +108,22 @@ class RateLimiter:
             }
             if tool_name is not None:
                 details["toolName"] = tool_name
-            headers = usage.headers() | {"Retry-After": str(decision.retry_after)}
             raise RateLimited(
                 f"Rate limit exceeded for {group} ({'write' if write else 'read'}): "
-                f"{limit} per {WINDOW_SECONDS} seconds.",
+                f"{limit} per {self.window:g} seconds. Retry in {decision.retry_after} seconds.",
                 details=details,
-                headers=headers,
+                headers=usage.headers() | {"Retry-After": str(decision.retry_after)},
             )
         return usage
 
     async def consume_ip(self, ip: str, endpoint: str) -> Usage | None:
-        """Unauthenticated endpoints (registration, token, sign-in) are limited per client IP."""
+        """Unauthenticated endpoints (registration, token, sign-in) are limited per client IP,
+        one bucket per (IP, endpoint)."""
         if not self.enabled or self.ip_limit <= 0:
             return None
-        key = f"rl:ip:{ip}:{endpoint}"
-        decision = await self.store.hit(key, self.ip_limit, WINDOW_SECONDS)
+        decision = await self._hit(f"rl:ip:{ip}:{endpoint}", self.ip_limit)
+        if decision is None:
+            return None
         usage = Usage("foundation", True, decision)
         if not decision.allowed:
             raise RateLimited(

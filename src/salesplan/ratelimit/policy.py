@@ -33,12 +33,11 @@ class GroupLimits:
     write: int | None
 
     def for_write(self, write: bool) -> int | None:
-        if not write:
-            return self.read
+        """The effective limit of a verb class; None = none configured (unlimited)."""
         # Spec: "if the write limit is 0, writes use the read limit".
-        if self.write == 0:
-            return self.read
-        return self.write
+        limit = self.write if write and self.write != 0 else self.read
+        # A read limit of 0 is likewise "not set": nothing to fall back to, so unlimited.
+        return limit or None
 
 
 def build_policy(overrides: dict[str, dict[str, int | None]] | None) -> dict[str, GroupLimits]:
@@ -46,11 +45,18 @@ def build_policy(overrides: dict[str, dict[str, int | None]] | None) -> dict[str
     `{"plans": {"read": 5, "write": 3}}`."""
     policy = {g: GroupLimits(read, write) for g, (read, write) in DEFAULT_LIMITS.items()}
     for group, values in (overrides or {}).items():
+        if not isinstance(values, dict):
+            raise ValueError(f"SALESPLAN_RATE_LIMITS[{group}] must be an object")
         if group not in policy:
             raise ValueError(f"SALESPLAN_RATE_LIMITS names an unknown group: {group}")
         unknown = set(values) - {"read", "write"}
         if unknown:
             raise ValueError(f"SALESPLAN_RATE_LIMITS[{group}] has unknown keys: {sorted(unknown)}")
+        for axis, value in values.items():
+            if value is not None and (isinstance(value, bool) or value < 0):
+                raise ValueError(
+                    f"SALESPLAN_RATE_LIMITS[{group}][{axis}] must be a count >= 0 or null"
+                )
         current = policy[group]
         policy[group] = GroupLimits(
             values.get("read", current.read), values.get("write", current.write)
