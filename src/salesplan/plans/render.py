@@ -18,7 +18,8 @@ Row = Any
 
 def json_response(body: Any, status_code: int = 200) -> Response:
     return Response(
-        orjson.dumps(body, option=orjson.OPT_UTC_Z),
+        # asyncpg answers its own UUID class, which orjson hands to `default`.
+        orjson.dumps(body, option=orjson.OPT_UTC_Z, default=str),
         status_code=status_code,
         media_type="application/json",
     )
