@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date
+from enum import Enum
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -50,10 +51,10 @@ Delete = Annotated[RequestContext, require("plans:delete", "plans")]
 UserRead = Annotated[RequestContext, require("plans:read", "plans", user_token=True)]
 IncludeArchived = Annotated[bool, Query(alias="includeArchived")]
 
-PLANS = ["plans"]
-MILESTONES = ["plan-milestones"]
-GOALS = ["plan-goals"]
-TASKS = ["plan-tasks"]
+PLANS: list[str | Enum] = ["plans"]
+MILESTONES: list[str | Enum] = ["plan-milestones"]
+GOALS: list[str | Enum] = ["plan-goals"]
+TASKS: list[str | Enum] = ["plan-tasks"]
 NO_CONTENT: dict[int | str, dict[str, Any]] = {204: {"description": "Archived"}}
 
 

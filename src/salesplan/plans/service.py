@@ -33,7 +33,6 @@ from salesplan.plans.schemas import (
     GoalUpdate,
     MilestoneCreate,
     MilestoneReorder,
-    MilestoneSeed,
     MilestoneUpdate,
     PlanCreate,
     PlanUpdate,

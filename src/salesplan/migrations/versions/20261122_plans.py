@@ -11,7 +11,6 @@ import sqlalchemy as sa
 from alembic import op
 
 import salesplan.models.base
-import salesplan.models.base
 
 revision: str = "eda01d6c43ba"
 down_revision: str | None = "d945f2e0ffd4"
