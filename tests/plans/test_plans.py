@@ -374,3 +374,21 @@ async def test_list_pages_and_cursors(client, db, actor) -> None:
             break
         cursor = body["pagination"]["nextCursor"]
     assert seen == ids
+
+
+async def test_nested_children_may_carry_null_links(client, db, actor) -> None:
+    plan = await new_plan(
+        client,
+        db,
+        actor,
+        milestones=[
+            {
+                "milestone": {"name": "m"},
+                "goals": [{"title": "g", "milestoneId": None, "parentGoalId": None}],
+                "tasks": [{"title": "t", "milestoneId": None}],
+            }
+        ],
+    )
+    milestone = plan["milestones"][0]
+    assert milestone["goals"][0]["milestoneId"] == milestone["id"]
+    assert milestone["tasks"][0]["milestoneId"] == milestone["id"]

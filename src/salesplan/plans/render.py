@@ -1,11 +1,12 @@
 """Plans rendered from flat rows: the spec's strict objects as dicts, trees built in Python.
 
-Rows may be SQLAlchemy Core rows or ORM objects: both expose the column names as attributes.
-Every property of the spec is always present (null when empty), and nothing else."""
+The repository selects each table's columns in wire order (`TASK_KEYS`, …), so that a row
+becomes its dict with one `zip`: attribute access on rows costs more than the rest of the
+rendering together. Every property of the spec is always present (null when empty), and
+nothing else."""
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -14,150 +15,167 @@ import orjson
 from starlette.responses import Response
 
 Row = Any
+Obj = dict[str, Any]
+
+PLAN_KEYS = (
+    "id",
+    "name",
+    "description",
+    "entityType",
+    "entityId",
+    "opportunityId",
+    "buyingGroupId",
+    "userId",
+    "createdAt",
+    "updatedAt",
+)
+MILESTONE_KEYS = (
+    "id",
+    "planId",
+    "milestone",
+    "objective",
+    "targetDate",
+    "actualDate",
+    "status",
+    "sortIndex",
+    "prospectOwnerIds",
+    "subscriberOwnerIds",
+    "createdAt",
+    "updatedAt",
+)
+GOAL_KEYS = (
+    "id",
+    "planId",
+    "milestoneId",
+    "title",
+    "description",
+    "goalType",
+    "target",
+    "actualValue",
+    "unitType",
+    "label",
+    "progress",
+    "goalTypeCategory",
+    "targetDate",
+    "periodType",
+    "periodLabel",
+    "allocations",
+    "parentGoalId",
+    "createdAt",
+    "updatedAt",
+)
+TASK_KEYS = (
+    "id",
+    "planId",
+    "milestoneId",
+    "title",
+    "description",
+    "completed",
+    "completedAt",
+    "targetDate",
+    "assignedToId",
+    "createdById",
+    "createdAt",
+    "updatedAt",
+)
 
 
 def json_response(body: Any, status_code: int = 200) -> Response:
     return Response(
-        # asyncpg answers its own UUID class, which orjson hands to `default`.
-        orjson.dumps(body, option=orjson.OPT_UTC_Z, default=str),
+        # asyncpg answers its own UUID class, which orjson hands to `default`; SQLite answers
+        # naive UTC date-times.
+        orjson.dumps(body, option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC, default=str),
         status_code=status_code,
         media_type="application/json",
     )
 
 
-def task_dict(t: Row) -> dict[str, Any]:
-    return {
-        "id": t.id,
-        "planId": t.plan_id,
-        "milestoneId": t.milestone_id,
-        "title": t.title,
-        "description": t.description,
-        "completed": bool(t.completed),
-        "completedAt": t.completed_at,
-        "targetDate": t.target_date,
-        "assignedToId": t.assigned_to_id,
-        "createdById": t.created_by_id,
-        "createdAt": t.created_at,
-        "updatedAt": t.updated_at,
-    }
+def task_dict(row: Row) -> Obj:
+    task = dict(zip(TASK_KEYS, row, strict=False))
+    task["completed"] = bool(task["completed"])
+    return task
 
 
-def _ids(values: Any) -> list[str]:
-    return [str(v) for v in (values or [])]
+def milestone_base(row: Row) -> Obj:
+    m = dict(zip(MILESTONE_KEYS, row, strict=False))
+    if m["milestone"] is None:
+        m["milestone"] = {}
+    m["prospectOwnerIds"] = m["prospectOwnerIds"] or []
+    m["subscriberOwnerIds"] = m["subscriberOwnerIds"] or []
+    return m
+
+
+def goal_base(row: Row) -> Obj:
+    return dict(zip(GOAL_KEYS, row, strict=False))
+
+
+def plan_base(row: Row) -> Obj:
+    return dict(zip(PLAN_KEYS, row, strict=False))
 
 
 class PlanTree:
     """The live content of one plan, indexed for rendering any part of it."""
 
     def __init__(self, milestones: Sequence[Row], goals: Sequence[Row], tasks: Sequence[Row]):
-        self.milestones = sorted(milestones, key=lambda m: (m.sort_index, m.created_at, m.id))
-        self.milestone_by_id = {m.id: m for m in self.milestones}
-        self.tasks = sorted(tasks, key=lambda t: (t.created_at, t.id))
-        self.task_dicts = [task_dict(t) for t in self.tasks]
-        self.tasks_by_milestone: dict[uuid.UUID, list[dict[str, Any]]] = defaultdict(list)
-        for td in self.task_dicts:
-            if td["milestoneId"] is not None:
-                self.tasks_by_milestone[td["milestoneId"]].append(td)
-        self.goals = sorted(goals, key=lambda g: (g.created_at, g.id))
-        self.goal_by_id = {g.id: g for g in self.goals}
-        self.children: dict[uuid.UUID, list[Row]] = defaultdict(list)
+        ms = sorted(
+            (milestone_base(r) for r in milestones),
+            key=lambda m: m["sortIndex"],
+        )
+        self.milestones = ms
+        self.milestone_by_id = {m["id"]: m for m in ms}
+        # Rows come oldest first (created_at, id); milestones are reordered by sortIndex.
+        self.tasks = [task_dict(r) for r in tasks]
+        self.tasks_by_milestone: dict[Any, list[Obj]] = defaultdict(list)
+        for t in self.tasks:
+            if t["milestoneId"] is not None:
+                self.tasks_by_milestone[t["milestoneId"]].append(t)
+        self.goals = [goal_base(r) for r in goals]
+        self.goal_by_id = {g["id"]: g for g in self.goals}
+        self.children: dict[Any, list[Obj]] = defaultdict(list)
         for g in self.goals:
-            if g.parent_goal_id is not None:
-                self.children[g.parent_goal_id].append(g)
-        self.roots = [g for g in self.goals if g.parent_goal_id is None]
+            if g["parentGoalId"] is not None:
+                self.children[g["parentGoalId"]].append(g)
+        self.roots = [g for g in self.goals if g["parentGoalId"] is None]
 
-    def progress(self, g: Row) -> float | None:
-        if g.goal_type == "QUANTIFIABLE":
-            if g.target is not None and g.target > 0 and g.actual_value is not None:
-                return round(g.actual_value / g.target * 100, 2)
-        elif g.goal_type == "MILESTONE_BASED" and g.milestone_id in self.milestone_by_id:
-            if self.milestone_by_id[g.milestone_id].status == "completed":
+    def progress(self, g: Obj) -> float | None:
+        if g["goalType"] == "QUANTIFIABLE":
+            target, actual = g["target"], g["actualValue"]
+            if target is not None and target > 0 and actual is not None:
+                return round(actual / target * 100, 2)
+        elif g["goalType"] == "MILESTONE_BASED" and g["milestoneId"] in self.milestone_by_id:
+            if self.milestone_by_id[g["milestoneId"]]["status"] == "completed":
                 return 100.0
-            linked = self.tasks_by_milestone.get(g.milestone_id, [])
+            linked = self.tasks_by_milestone.get(g["milestoneId"], [])
             if not linked:
                 return 0.0
             done = sum(1 for t in linked if t["completed"])
             return round(done / len(linked) * 100, 2)
-        return None if g.progress is None else float(g.progress)
+        stored = g["progress"]
+        return None if stored is None else float(stored)
 
-    def goal(self, g: Row) -> dict[str, Any]:
-        return {
-            "id": g.id,
-            "planId": g.plan_id,
-            "milestoneId": g.milestone_id,
-            "title": g.title,
-            "description": g.description,
-            "goalType": g.goal_type,
-            "target": g.target,
-            "actualValue": g.actual_value,
-            "unitType": g.unit_type,
-            "label": g.label,
-            "progress": self.progress(g),
-            "goalTypeCategory": g.goal_type_category,
-            "targetDate": g.target_date,
-            "periodType": g.period_type,
-            "periodLabel": g.period_label,
-            "allocations": g.allocations,
-            "parentGoalId": g.parent_goal_id,
-            "childGoals": [self.goal(c) for c in self.children.get(g.id, [])],
-            "createdAt": g.created_at,
-            "updatedAt": g.updated_at,
-        }
+    def goal(self, g: Obj) -> Obj:
+        out = dict(g)
+        out["progress"] = self.progress(g)
+        out["childGoals"] = [self.goal(c) for c in self.children.get(g["id"], ())]
+        return out
 
-    def milestone(self, m: Row) -> dict[str, Any]:
-        return {
-            "id": m.id,
-            "planId": m.plan_id,
-            "milestone": m.milestone if m.milestone is not None else {},
-            "objective": m.objective,
-            "targetDate": m.target_date,
-            "actualDate": m.actual_date,
-            "status": m.status,
-            "sortIndex": m.sort_index,
-            "prospectOwnerIds": _ids(m.prospect_owner_ids),
-            "subscriberOwnerIds": _ids(m.subscriber_owner_ids),
-            "tasks": self.tasks_by_milestone.get(m.id, []),
-            "goals": [self.goal(g) for g in self.roots if g.milestone_id == m.id],
-            "createdAt": m.created_at,
-            "updatedAt": m.updated_at,
-        }
+    def milestone(self, m: Obj) -> Obj:
+        out = dict(m)
+        out["tasks"] = self.tasks_by_milestone.get(m["id"], [])
+        out["goals"] = [self.goal(g) for g in self.roots if g["milestoneId"] == m["id"]]
+        return out
 
-    def plan(self, p: Row, include: Iterable[str] = ("milestones", "goals", "tasks")) -> dict:
+    def plan(self, p: Obj, include: Iterable[str] = ("milestones", "goals", "tasks")) -> Obj:
         parts = set(include)
-        return plan_dict(
-            p,
-            milestones=[self.milestone(m) for m in self.milestones]
-            if "milestones" in parts
-            else [],
-            goals=[self.goal(g) for g in self.roots] if "goals" in parts else [],
-            tasks=self.task_dicts if "tasks" in parts else [],
+        # The archived state has no field on the wire (spec: "not shown"; contract: seed
+        # objects are exact), so archived_at is deliberately not selected.
+        out = dict(p)
+        out["milestones"] = (
+            [self.milestone(m) for m in self.milestones] if "milestones" in parts else []
         )
+        out["goals"] = [self.goal(g) for g in self.roots] if "goals" in parts else []
+        out["tasks"] = self.tasks if "tasks" in parts else []
+        return out
 
 
 EMPTY = PlanTree([], [], [])
-
-
-def plan_dict(
-    p: Row,
-    *,
-    milestones: list[dict[str, Any]],
-    goals: list[dict[str, Any]],
-    tasks: list[dict[str, Any]],
-) -> dict[str, Any]:
-    # The archived state has no field on the wire (spec: "not shown"; contract: seed objects
-    # are exact), so archived_at is deliberately not rendered.
-    return {
-        "id": p.id,
-        "name": p.name,
-        "description": p.description,
-        "entityType": p.entity_type,
-        "entityId": p.entity_id,
-        "opportunityId": p.opportunity_id,
-        "buyingGroupId": p.buying_group_id,
-        "userId": p.user_id,
-        "milestones": milestones,
-        "goals": goals,
-        "tasks": tasks,
-        "createdAt": p.created_at,
-        "updatedAt": p.updated_at,
-    }

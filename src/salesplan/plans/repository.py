@@ -9,12 +9,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, Select, select
+from sqlalchemy import DateTime, Row, Select, select, type_coerce
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.scoping import scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
-from salesplan.plans.render import PlanTree
+from salesplan.plans.render import GOAL_KEYS, MILESTONE_KEYS, PLAN_KEYS, TASK_KEYS, PlanTree
 
 P = Plan.__table__
 M = PlanMilestone.__table__
@@ -22,8 +22,35 @@ G = PlanGoal.__table__
 T = PlanTask.__table__
 
 
+_PLAIN_DATETIME = DateTime(timezone=True)
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in key)
+
+
+def wire_columns(table: Any, keys: Sequence[str]) -> list[Any]:
+    """The table's columns in wire order. Date-times skip the UTCDateTime decorator: asyncpg
+    already answers aware UTC values and the renderer reads SQLite's naive ones as UTC."""
+    columns = []
+    for key in keys:
+        column = table.c[_snake(key)]
+        if isinstance(column.type, type(Plan.__table__.c.created_at.type)):
+            column = type_coerce(column, _PLAIN_DATETIME).label(column.name)
+        columns.append(column)
+    return columns
+
+
+PLAN_COLUMNS = wire_columns(P, PLAN_KEYS)
+MILESTONE_COLUMNS = wire_columns(M, MILESTONE_KEYS)
+GOAL_COLUMNS = wire_columns(G, GOAL_KEYS)
+TASK_COLUMNS = wire_columns(T, TASK_KEYS)
+COLUMNS = {Plan: PLAN_COLUMNS, PlanMilestone: MILESTONE_COLUMNS, PlanGoal: GOAL_COLUMNS}
+COLUMNS[PlanTask] = TASK_COLUMNS
+
+
 def plan_select() -> Select[Any]:
-    return select(*P.c)
+    return select(*PLAN_COLUMNS)
 
 
 async def plan_row(conn: AsyncConnection, ctx: Any, plan_id: uuid.UUID) -> Row[Any] | None:
@@ -31,17 +58,27 @@ async def plan_row(conn: AsyncConnection, ctx: Any, plan_id: uuid.UUID) -> Row[A
     return (await conn.execute(stmt)).first()
 
 
+def _of_plans(table: Any, plan_ids: Sequence[uuid.UUID]) -> Any:
+    # One plan (getPlan) binds one parameter: cheaper to compile than an expanding IN.
+    if len(plan_ids) == 1:
+        return table.c.plan_id == plan_ids[0]
+    return table.c.plan_id.in_(plan_ids)
+
+
 async def child_rows(
     conn: AsyncConnection, ctx: Any, plan_ids: Sequence[uuid.UUID]
 ) -> tuple[Sequence[Row[Any]], Sequence[Row[Any]], Sequence[Row[Any]]]:
-    """Live milestones, goals and tasks of the plans: three statements whatever the size."""
+    """Live milestones, goals and tasks of the plans, oldest first: three statements whatever
+    the size."""
     out = []
     for model, table in ((PlanMilestone, M), (PlanGoal, G), (PlanTask, T)):
         stmt = scoped(
-            select(*table.c).where(table.c.plan_id.in_(plan_ids), table.c.archived_at.is_(None)),
+            select(*COLUMNS[model]).where(
+                _of_plans(table, plan_ids), table.c.archived_at.is_(None)
+            ),
             ctx,
             model,
-        )
+        ).order_by(table.c.created_at, table.c.id)
         out.append((await conn.execute(stmt)).all())
     return out[0], out[1], out[2]
 
@@ -62,7 +99,7 @@ async def plan_trees(
     )
     for i, rows in enumerate((milestones, goals, tasks)):
         for r in rows:
-            grouped[r.plan_id][i].append(r)
+            grouped[r[1]][i].append(r)  # column 1 is plan_id in every child's wire order
     return {pid: PlanTree(*grouped[pid]) for pid in plan_ids}
 
 
@@ -71,6 +108,8 @@ async def one_row(
 ) -> Row[Any] | None:
     table = model.__table__
     stmt = scoped(
-        select(*table.c).where(table.c.id == row_id, table.c.plan_id == plan_id), ctx, model
+        select(*COLUMNS[model]).where(table.c.id == row_id, table.c.plan_id == plan_id),
+        ctx,
+        model,
     )
     return (await conn.execute(stmt)).first()

@@ -145,6 +145,12 @@ class TaskCreate(TaskFields):
     milestone_id: uuid.UUID | None = Field(default=None, description="A milestone of this plan.")
 
 
+class TaskSeed(TaskFields):
+    """A task created with its plan: linked to the milestone it is nested in, if any."""
+
+    milestone_id: None = None
+
+
 class TaskUpdate(StrictBody):
     """Only the properties sent change. `completedAt` is server-set."""
 
@@ -183,9 +189,12 @@ class GoalCreate(GoalFields):
 
 
 class GoalSeed(GoalFields):
-    """A goal created with its plan; `childGoals` nest (at most 5 levels)."""
+    """A goal created with its plan; `childGoals` nest (at most 5 levels). Its milestone and
+    parent come from where it is nested, so `milestoneId`/`parentGoalId` may only be null."""
 
     child_goals: list[GoalSeed] | None = None
+    milestone_id: None = None
+    parent_goal_id: None = None
 
 
 class GoalUpdate(StrictBody):
@@ -227,7 +236,7 @@ class MilestoneSeed(MilestoneCreate):
     goals: list[GoalSeed] | None = Field(
         default=None, description="Goals linked to this milestone (childGoals nest)."
     )
-    tasks: list[TaskFields] | None = Field(default=None, description="Tasks of this milestone.")
+    tasks: list[TaskSeed] | None = Field(default=None, description="Tasks of this milestone.")
 
 
 class MilestoneUpdate(StrictBody):
@@ -262,7 +271,7 @@ class PlanCreate(StrictBody):
     entity_id: uuid.UUID | None = None
     milestones: list[MilestoneSeed] | None = None
     goals: list[GoalSeed] | None = None
-    tasks: list[TaskFields] | None = None
+    tasks: list[TaskSeed] | None = None
 
     @model_validator(mode="after")
     def _entity_id_needed(self) -> PlanCreate:

@@ -25,7 +25,14 @@ from salesplan.models.crm import Account, BuyingGroup, Opportunity
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
-from salesplan.plans.render import EMPTY, PlanTree, task_dict
+from salesplan.plans.render import (
+    EMPTY,
+    PlanTree,
+    goal_base,
+    milestone_base,
+    plan_base,
+    task_dict,
+)
 from salesplan.plans.schemas import (
     GoalCreate,
     GoalFields,
@@ -214,7 +221,7 @@ async def plan_view(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UU
     row = await repo.plan_row(conn, ctx, plan_id)
     if row is None:
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
-    return (await repo.plan_tree(conn, ctx, plan_id)).plan(row)
+    return (await repo.plan_tree(conn, ctx, plan_id)).plan(plan_base(row))
 
 
 async def _tree(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> PlanTree:
@@ -226,24 +233,28 @@ async def milestone_view(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID
 ) -> dict:
     tree = await _tree(session, ctx, plan_id)
-    row = tree.milestone_by_id.get(milestone_id) or await repo.one_row(
-        await session.connection(), ctx, PlanMilestone, plan_id, milestone_id
-    )
-    if row is None:
-        raise NotFound("Milestone not found.", details={"id": str(milestone_id)})
-    return tree.milestone(row)
+    found = tree.milestone_by_id.get(milestone_id)
+    if found is None:
+        row = await repo.one_row(
+            await session.connection(), ctx, PlanMilestone, plan_id, milestone_id
+        )
+        if row is None:
+            raise NotFound("Milestone not found.", details={"id": str(milestone_id)})
+        found = milestone_base(row)
+    return tree.milestone(found)
 
 
 async def goal_view(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
 ) -> dict:
     tree = await _tree(session, ctx, plan_id)
-    row = tree.goal_by_id.get(goal_id) or await repo.one_row(
-        await session.connection(), ctx, PlanGoal, plan_id, goal_id
-    )
-    if row is None:
-        raise NotFound("Goal not found.", details={"id": str(goal_id)})
-    return tree.goal(row)
+    found = tree.goal_by_id.get(goal_id)
+    if found is None:
+        row = await repo.one_row(await session.connection(), ctx, PlanGoal, plan_id, goal_id)
+        if row is None:
+            raise NotFound("Goal not found.", details={"id": str(goal_id)})
+        found = goal_base(row)
+    return tree.goal(found)
 
 
 async def task_view(
@@ -335,7 +346,7 @@ async def list_plans(
         codec=codec,
     )
     trees = await repo.plan_trees(conn, ctx, [r.id for r in rows]) if include else {}
-    return [trees.get(r.id, EMPTY).plan(r, include) for r in rows], meta
+    return [trees.get(r.id, EMPTY).plan(plan_base(r), include) for r in rows], meta
 
 
 def _goal_row(fields: GoalFields, plan: Plan, **extra: Any) -> PlanGoal:
@@ -537,7 +548,9 @@ async def list_children(
     await find_plan(session, ctx, plan_id)
     conn = await session.connection()
     table = model.__table__
-    stmt = scoped(select(*table.c).where(table.c.plan_id == plan_id, *where), ctx, model)
+    stmt = scoped(
+        select(*repo.COLUMNS[model]).where(table.c.plan_id == plan_id, *where), ctx, model
+    )
     if not include_archived:
         stmt = stmt.where(table.c.archived_at.is_(None))
     if params.search:
@@ -551,8 +564,8 @@ async def list_children(
         return [task_dict(r) for r in rows], meta
     tree = await repo.plan_tree(conn, ctx, plan_id)
     if model is PlanMilestone:
-        return [tree.milestone(r) for r in rows], meta
-    return [tree.goal(r) for r in rows], meta
+        return [tree.milestone(milestone_base(r)) for r in rows], meta
+    return [tree.goal(goal_base(r)) for r in rows], meta
 
 
 async def create_milestone(
@@ -848,7 +861,7 @@ async def list_my_tasks(
     T, P = repo.T, repo.P
     live_plans = scoped(select(P.c.id).where(P.c.archived_at.is_(None)), ctx, Plan)
     stmt = scoped(
-        select(*T.c).where(
+        select(*repo.TASK_COLUMNS).where(
             T.c.assigned_to_id == ctx.user_id,
             T.c.archived_at.is_(None),
             T.c.plan_id.in_(live_plans),
