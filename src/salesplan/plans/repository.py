@@ -94,13 +94,11 @@ async def plan_trees(
     if not plan_ids:
         return {}
     milestones, goals, tasks = await child_rows(conn, ctx, plan_ids)
-    grouped: dict[uuid.UUID, tuple[list[Any], list[Any], list[Any]]] = defaultdict(
-        lambda: ([], [], [])
-    )
+    grouped: dict[uuid.UUID, list[list[Any]]] = defaultdict(lambda: [[], [], []])
     for i, rows in enumerate((milestones, goals, tasks)):
         for r in rows:
-            grouped[r[1]][i].append(r)  # column 1 is plan_id in every child's wire order
-    return {pid: PlanTree(*grouped[pid]) for pid in plan_ids}
+            grouped[r.plan_id][i].append(r)
+    return {pid: PlanTree(*grouped[pid][:3]) for pid in plan_ids}
 
 
 async def one_row(
