@@ -185,7 +185,15 @@ def _scan(node: dict[str, Any]) -> str:
     return f"{node['Node Type']} {node.get('Index Name', '')}".strip()
 
 
-async def drive(client: httpx.AsyncClient, url: str, headers: dict[str, str]) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process (Linux): robust to other load on the machine."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def drive(
+    client: httpx.AsyncClient, url: str, headers: dict[str, str], server_pid: int
+) -> dict[str, float]:
     latencies: list[float] = []
     errors = 0
     deadline = time.perf_counter() + SECONDS
@@ -199,9 +207,10 @@ async def drive(client: httpx.AsyncClient, url: str, headers: dict[str, str]) ->
             if resp.status_code != 200:
                 errors += 1
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_seconds(server_pid)
     await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
     elapsed = time.perf_counter() - started
+    cpu = cpu_seconds(server_pid) - cpu
     latencies.sort()
     return {
         "requests": len(latencies),
@@ -209,6 +218,7 @@ async def drive(client: httpx.AsyncClient, url: str, headers: dict[str, str]) ->
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
         "errors": errors,
+        "cpu_ms": cpu / max(len(latencies), 1) * 1000,
     }
 
 
@@ -274,12 +284,15 @@ async def main() -> None:
                 print(
                     f"{SECONDS:.0f}s per scenario, {CONCURRENCY} concurrent clients, 1 uvicorn worker"
                 )
-                print(f"{'scenario':58} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}")
+                print(
+                    f"{'scenario':58} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6} "
+                    f"{'srv CPU ms/req':>14} {'req/s per core':>14}"
+                )
                 for label, path in scenarios.items():
-                    r = await drive(client, path, headers)
+                    r = await drive(client, path, headers, server.pid)
                     print(
                         f"{label:58} {r['rps']:8.1f} {r['p50_ms']:8.1f} {r['p99_ms']:8.1f} "
-                        f"{r['errors']:6d}"
+                        f"{r['errors']:6d} {r['cpu_ms']:14.2f} {1000 / r['cpu_ms']:14.0f}"
                     )
         finally:
             server.terminate()
