@@ -3,7 +3,7 @@ from __future__ import annotations
 from tests.plans.helpers import get, new_plan
 
 
-async def test_a_plan_round_trips(client, db, actor) -> None:
+async def test_get_plan_and_list_answer_what_create_plan_answered(client, db, actor) -> None:
     plan = await new_plan(
         client,
         db,
