@@ -27,11 +27,15 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
     from salesplan.meta.router import router as meta_router
     from salesplan.organizations.router import router as organizations_router
+    from salesplan.plans.router import my_tasks_router
+    from salesplan.plans.router import router as plans_router
 
     return [
         ("", meta_router, True),
         ("/organizations", organizations_router, True),
         ("/subscribers", organizations_router, False),
+        ("/plans", plans_router, True),
+        ("/tasks", my_tasks_router, True),
     ]
 
 

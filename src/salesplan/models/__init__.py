@@ -3,6 +3,7 @@
 from salesplan.models.base import Base
 from salesplan.models.crm import Account, BuyingGroup, BuyingGroupMember, Contact, Opportunity
 from salesplan.models.identity import ApiKey, Membership, Organization, User
+from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 
 __all__ = [
     "Account",
@@ -14,5 +15,9 @@ __all__ = [
     "Membership",
     "Opportunity",
     "Organization",
+    "Plan",
+    "PlanGoal",
+    "PlanMilestone",
+    "PlanTask",
     "User",
 ]

@@ -1,0 +1,1 @@
+"""Plans: mutual success plans with milestones, goals and tasks."""

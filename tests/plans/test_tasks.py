@@ -1,0 +1,147 @@
+"""Task rules (spec "States and transitions", contract §7), and GET /tasks."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from salesplan.auth.principal import Principal, RequestContext
+from salesplan.auth.scopes import APPROVED_SCOPES
+from salesplan.plans.schemas import TaskCreate
+from salesplan.plans.service import create_task
+from tests.fixtures.factories import make_org, make_user
+from tests.foundation.test_errors import assert_envelope
+from tests.plans import schemas
+from tests.plans.helpers import delete, get, new_plan, patch, post
+
+
+async def _task(client, actor, pid: str, **body) -> dict:
+    resp = await post(client, actor, f"/{pid}/tasks", {"title": "t", **body})
+    assert resp.status_code == 201, resp.text
+    return resp.json()
+
+
+async def test_a_task_renders_exactly_the_spec_properties(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    task = await _task(client, actor, pid)
+    assert set(task) == set(schemas.PLAN_TASK["properties"])
+    assert task["completed"] is False and task["completedAt"] is None
+
+
+async def test_completing_a_task_sets_completed_at(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    task = await _task(client, actor, pid)
+    resp = await patch(client, actor, f"/{pid}/tasks/{task['id']}", {"completed": True})
+    body = resp.json()
+    assert body["completed"] is True
+    assert datetime.fromisoformat(body["completedAt"].replace("Z", "+00:00"))
+
+
+async def test_reopening_a_task_clears_completed_at(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    task = await _task(client, actor, pid, completed=True)
+    assert task["completedAt"] is not None
+    resp = await patch(client, actor, f"/{pid}/tasks/{task['id']}", {"completed": False})
+    assert resp.json()["completed"] is False and resp.json()["completedAt"] is None
+
+
+async def test_completed_at_is_server_set_only(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    resp = await post(
+        client, actor, f"/{pid}/tasks", {"title": "t", "completedAt": "2026-01-01T00:00:00Z"}
+    )
+    assert_envelope(resp, 400, "validation_error")
+    task = await _task(client, actor, pid)
+    resp = await patch(
+        client, actor, f"/{pid}/tasks/{task['id']}", {"completedAt": "2026-01-01T00:00:00Z"}
+    )
+    assert_envelope(resp, 400, "validation_error")
+
+
+async def test_task_milestone_must_be_of_the_same_plan(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    other = await new_plan(client, db, actor, milestones=[{"milestone": {}}])
+    resp = await post(
+        client, actor, f"/{pid}/tasks", {"title": "t", "milestoneId": other["milestones"][0]["id"]}
+    )
+    body = assert_envelope(resp, 422, "unprocessable")
+    assert body["details"]["field"] == "milestoneId"
+
+
+async def test_task_assignee_must_be_a_member_of_the_organization(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    stranger = await make_user(db, await make_org(db))
+    resp = await post(
+        client, actor, f"/{pid}/tasks", {"title": "t", "assignedToId": str(stranger.id)}
+    )
+    body = assert_envelope(resp, 422, "unprocessable")
+    assert body["details"]["field"] == "assignedToId"
+    mate = await make_user(db, actor.org)
+    task = await _task(client, actor, pid, assignedToId=str(mate.id))
+    assert task["assignedToId"] == str(mate.id)
+
+
+async def test_created_by_is_the_callers_user(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    task = await _task(client, actor, pid)
+    assert task["createdById"] == str(actor.user.id)
+
+
+async def test_created_by_is_null_for_app_tokens(client, db, actor) -> None:
+    pid = uuid.UUID((await new_plan(client, db, actor))["id"])
+    app_ctx = RequestContext(
+        Principal(
+            token_id=uuid.uuid4(),
+            token_kind="oauth",
+            scopes=frozenset(APPROVED_SCOPES),
+            organization_ids=frozenset({actor.org.id}),
+            app_id=uuid.uuid4(),
+        ),
+        actor.org.id,
+    )
+    task_id = await create_task(db, app_ctx, pid, TaskCreate.model_validate({"title": "bot"}))
+    await db.commit()
+    task = (await get(client, actor, f"/{pid}/tasks/{task_id}")).json()
+    assert task["createdById"] is None
+
+
+async def test_archiving_a_task_removes_it_from_the_plan(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    task = await _task(client, actor, pid)
+    assert (await delete(client, actor, f"/{pid}/tasks/{task['id']}")).status_code == 204
+    assert (await delete(client, actor, f"/{pid}/tasks/{task['id']}")).status_code == 204
+    assert (await get(client, actor, f"/{pid}")).json()["tasks"] == []
+    assert (await get(client, actor, f"/{pid}/tasks")).json()["data"] == []
+    assert (await get(client, actor, f"/{pid}/tasks/{task['id']}")).status_code == 200
+
+
+async def test_list_plan_tasks_filters_by_completion(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    done = await _task(client, actor, pid, completed=True)
+    await _task(client, actor, pid)
+    data = (await get(client, actor, f"/{pid}/tasks", completed="true")).json()["data"]
+    assert [t["id"] for t in data] == [done["id"]]
+
+
+async def test_my_tasks_are_the_tasks_assigned_to_the_caller(client, db, actor) -> None:
+    mate = await make_user(db, actor.org)
+    p1 = (await new_plan(client, db, actor))["id"]
+    p2 = (await new_plan(client, db, actor))["id"]
+    mine_open = await _task(
+        client, actor, p1, assignedToId=str(actor.user.id), targetDate="2026-03-01"
+    )
+    mine_done = await _task(client, actor, p2, assignedToId=str(actor.user.id), completed=True)
+    await _task(client, actor, p1, assignedToId=str(mate.id))
+    await _task(client, actor, p1)
+    url = "/api/v1/tasks"
+    h = actor.in_org()
+    ids = lambda r: [t["id"] for t in r.json()["data"]]  # noqa: E731
+    assert set(ids(await client.get(url, headers=h))) == {mine_open["id"], mine_done["id"]}
+    assert ids(await client.get(url, headers=h, params={"completed": "false"})) == [mine_open["id"]]
+    assert ids(await client.get(url, headers=h, params={"planId": p2})) == [mine_done["id"]]
+    assert ids(await client.get(url, headers=h, params={"dueBefore": "2026-04-01"})) == [
+        mine_open["id"]
+    ]
+    assert ids(await client.get(url, headers=h, params={"dueBefore": "2026-02-01"})) == []
+    await delete(client, actor, f"/{p2}")
+    assert ids(await client.get(url, headers=h)) == [mine_open["id"]]
