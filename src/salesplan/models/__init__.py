@@ -3,6 +3,7 @@
 from salesplan.models.base import Base
 from salesplan.models.crm import Account, BuyingGroup, BuyingGroupMember, Contact, Opportunity
 from salesplan.models.identity import ApiKey, Membership, Organization, User
+from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 
 __all__ = [
     "Account",
@@ -12,7 +13,11 @@ __all__ = [
     "BuyingGroupMember",
     "Contact",
     "Membership",
+    "OAuthApp",
+    "OAuthCode",
+    "OAuthToken",
     "Opportunity",
     "Organization",
     "User",
+    "WebSession",
 ]
