@@ -91,7 +91,7 @@ async def test_other_errors_redirect_with_error_and_state(
 async def test_repeated_parameter_is_invalid_request(
     signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
 ) -> None:
-    params = list(authorize_params(oauth_app.app, challenge()).items()) + [("scope", "x:y")]
+    params = [*authorize_params(oauth_app.app, challenge()).items(), ("scope", "x:y")]
     response = await signed_in.get(AUTHORIZE, params=params)
     assert response.status_code == 302
     assert redirect_query(response)["error"] == "invalid_request"
