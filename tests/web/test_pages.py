@@ -285,3 +285,15 @@ async def test_another_users_app_cannot_be_changed(
     response = await post_form(dev, f"{DEV}/apps/{theirs.id}/secret", {})
     assert response.status_code == 303
     assert "OAuth app not found." in (await dev.get(DEV)).text
+
+
+async def test_sign_out_page_offers_a_csrf_protected_button(
+    client: httpx.AsyncClient, actor: Actor
+) -> None:
+    assert (await client.get("/logout")).headers["location"] == "/login"
+    await sign_in(client, actor.user.email)
+    page = await client.get("/logout")
+    assert page.status_code == 200 and 'action="/logout"' in page.text
+    assert (await client.post("/logout", data={"csrf_token": "forged"})).status_code == 400
+    response = await client.post("/logout", data={"csrf_token": csrf_of(page.text)})
+    assert response.status_code == 303

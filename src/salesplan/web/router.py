@@ -141,6 +141,14 @@ async def login(request: Request, session: SessionDep) -> Response:
     return response
 
 
+@router.get("/logout")
+async def logout_form(request: Request, session: SessionDep) -> Response:
+    user = await current_user(request, session)
+    if user is None:
+        return see_other("/login")
+    return render(request, "logout.html", {"title": "Sign out", "user": user})
+
+
 @router.post("/logout")
 async def logout(request: Request, session: SessionDep) -> Response:
     form = await request.form()
