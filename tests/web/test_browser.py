@@ -168,3 +168,55 @@ async def test_developer_settings_create_a_key_that_works(
     # Shown once: a reload no longer carries it.
     await page.reload()
     assert key not in await page.content()
+
+
+async def test_developer_settings_create_an_oauth_app_whose_credentials_work(
+    browser: Any, origin: str, actor: Actor, shots: Path
+) -> None:
+    page = await browser.new_page(viewport={"width": 1200, "height": 900})
+    await page.goto(f"{origin}/login")
+    await page.get_by_label("E-mail").fill(actor.user.email)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.locator("#app-name").fill("Warehouse sync")
+    await page.locator("#app-description").fill("Copies accounts to the data warehouse nightly.")
+    await page.locator("#app-redirects").fill("https://warehouse.example.com/oauth/callback")
+    new_app = page.locator("details.create", has_text="Create an OAuth app")
+    await new_app.get_by_label("organizations:read").check()
+    await new_app.get_by_label("accounts:read").check()
+    await page.get_by_role("button", name="Create app").click()
+    secret_box = page.get_by_label("Client secret")
+    await secret_box.wait_for()
+    client_id = await page.get_by_label("Client ID").input_value()
+    secret = await secret_box.input_value()
+    await page.screenshot(path=str(shots / "developer-settings-app.png"), full_page=True)
+    async with httpx.AsyncClient(base_url=origin) as http:
+        token = await http.post(
+            "/api/v1/oauth/token",
+            data={"grant_type": "client_credentials", "scope": "organizations:read"},
+            headers=basic(client_id, secret),
+        )
+        assert token.status_code == 200, token.text
+        # Regenerating the secret in the page stops the old one at once.
+        await page.get_by_role("button", name="Regenerate client secret").click()
+        await page.get_by_label("Client secret").wait_for()
+        assert await page.get_by_label("Client secret").input_value() != secret
+        old = await http.post(
+            "/api/v1/oauth/token",
+            data={"grant_type": "client_credentials"},
+            headers=basic(client_id, secret),
+        )
+        assert old.status_code == 401
+
+
+async def test_authorize_with_an_unregistered_redirect_uri_shows_an_error_page(
+    browser: Any, origin: str, shots: Path
+) -> None:
+    page = await browser.new_page()
+    response = await page.goto(
+        f"{origin}/api/v1/oauth/authorize?client_id=sp_client_nope&redirect_uri=https://evil.example.com/"
+    )
+    assert response is not None and response.status == 400
+    assert page.url.startswith(origin)
+    await page.get_by_role("heading", name="Unknown application").wait_for()
+    await page.screenshot(path=str(shots / "authorize-error.png"), full_page=True)
