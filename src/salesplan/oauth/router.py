@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from salesplan.auth.dependencies import public
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes
@@ -166,7 +166,12 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
     return JSONResponse(out, status_code=201, headers=NO_STORE)
 
 
-@router.get("/authorize", operation_id="authorizeOAuthClient", openapi_extra=public())
+@router.get(
+    "/authorize",
+    operation_id="authorizeOAuthClient",
+    openapi_extra=public(),
+    response_class=HTMLResponse,
+)
 async def authorize(request: Request, session: SessionDep) -> Response:
     """Start the authorization code flow (PKCE S256): sign in, then consent."""
     from salesplan.web.router import consent_page
