@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from salesplan import API_PREFIX, __version__
 from salesplan.config import Settings
@@ -15,6 +16,7 @@ from salesplan.db import create_engine, create_sessionmaker
 from salesplan.errors import install_error_handlers
 from salesplan.kit.pagination import CursorCodec
 from salesplan.middleware import RequestMiddleware
+from salesplan.oauth.errors import OAuthError, oauth_error_handler
 from salesplan.openapi import build_openapi, collect_requirements
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import build_policy
@@ -26,6 +28,7 @@ log = logging.getLogger("salesplan")
 def api_routers() -> list[tuple[str, APIRouter, bool]]:
     """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
     from salesplan.meta.router import router as meta_router
+    from salesplan.oauth.router import router as oauth_router
     from salesplan.organizations.router import router as organizations_router
     from salesplan.plans.router import my_tasks_router
     from salesplan.plans.router import router as plans_router
@@ -36,6 +39,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/subscribers", organizations_router, False),
         ("/plans", plans_router, True),
         ("/tasks", my_tasks_router, True),
+        ("/oauth", oauth_router, True),
     ]
 
 
@@ -83,11 +87,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.lifespan_hooks = []
 
     install_error_handlers(app)
+    # OAuth endpoints answer RFC 6749 errors, not ErrorEnvelope (contract §2).
+    app.add_exception_handler(OAuthError, oauth_error_handler)
     app.add_middleware(RequestMiddleware)
 
     from salesplan.meta.router import health_router
 
     app.include_router(health_router)
+    # Origin-level pages and discovery (not under /api/v1).
+    import salesplan.oauth.access  # noqa: F401 - registers the OAuth token kind
+    from salesplan.oauth.discovery import router as discovery_router
+    from salesplan.web.pages import STATIC
+    from salesplan.web.router import router as web_router
+
+    app.include_router(discovery_router)
+    app.include_router(web_router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     routers = api_routers()
     app.state.requirements = collect_requirements([router for _, router, _ in routers])
     for prefix, router, in_schema in routers:

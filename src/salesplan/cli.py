@@ -208,6 +208,51 @@ def create_api_key_cmd(
     emit(run_in_session(go), "API key (shown once)")
 
 
+@admin.command("create-oauth-app")
+def create_oauth_app_cmd(
+    user: Annotated[str, typer.Option("--user", help="Owner user id.")],
+    name: Annotated[str, typer.Option("--name", help="App name (shown on consent).")],
+    scope: Annotated[
+        list[str] | None, typer.Option("--scope", help="Repeat; all when omitted.")
+    ] = None,
+    org: Annotated[
+        list[str] | None,
+        typer.Option("--org", help="Organizations it reaches; default: the owner's, now."),
+    ] = None,
+    redirect_uri: Annotated[
+        list[str] | None, typer.Option("--redirect-uri", help="Repeat for several.")
+    ] = None,
+    grant: Annotated[
+        list[str] | None,
+        typer.Option("--grant", help="authorization_code and/or client_credentials (both)."),
+    ] = None,
+) -> None:
+    """Create an OAuth app; prints {"client_id", "client_secret"}. The secret is shown once."""
+    from salesplan.oauth.apps import create_oauth_app
+
+    user_id = _uuid(user, "--user")
+    org_ids = [_uuid(o, "--org") for o in org] if org else None
+
+    async def go(session: AsyncSession) -> dict[str, Any]:
+        app, secret = await create_oauth_app(
+            session,
+            owner_user_id=user_id,
+            name=name,
+            scopes=scope or None,
+            organization_ids=org_ids,
+            redirect_uris=redirect_uri or [],
+            grant_types=grant or None,
+        )
+        return {
+            "client_id": app.client_id,
+            "client_secret": secret,
+            "scopes": " ".join(app.scopes),
+            "grant_types": " ".join(app.grant_types),
+        }
+
+    emit(run_in_session(go), "OAuth app (secret shown once)")
+
+
 def main() -> None:
     app()
 

@@ -88,6 +88,10 @@ class PrincipalCache:
         for key in [k for k, v in self._entries.items() if v[0].token_id == token_id]:
             del self._entries[key]
 
+    def invalidate_app(self, app_id: uuid.UUID) -> None:
+        for key in [k for k, v in self._entries.items() if v[0].app_id == app_id]:
+            del self._entries[key]
+
     def invalidate_user(self, user_id: uuid.UUID) -> None:
         for key in [k for k, v in self._entries.items() if v[0].user_id == user_id]:
             del self._entries[key]

@@ -3,6 +3,7 @@
 from salesplan.models.base import Base
 from salesplan.models.crm import Account, BuyingGroup, BuyingGroupMember, Contact, Opportunity
 from salesplan.models.identity import ApiKey, Membership, Organization, User
+from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 
 __all__ = [
@@ -13,6 +14,9 @@ __all__ = [
     "BuyingGroupMember",
     "Contact",
     "Membership",
+    "OAuthApp",
+    "OAuthCode",
+    "OAuthToken",
     "Opportunity",
     "Organization",
     "Plan",
@@ -20,4 +24,5 @@ __all__ = [
     "PlanMilestone",
     "PlanTask",
     "User",
+    "WebSession",
 ]

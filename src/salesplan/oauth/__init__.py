@@ -1,0 +1,1 @@
+"""OAuth 2.0 authorization server: registration, authorize, token, discovery."""

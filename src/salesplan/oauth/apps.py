@@ -1,0 +1,215 @@
+"""OAuth apps: creation (developer settings, CLI, dynamic registration), edits, secrets, and
+client authentication at the token endpoint."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.scopes import APPROVED_SCOPES
+from salesplan.auth.tokens import hashes_match, principal_cache, token_hash, user_organizations
+from salesplan.errors import NotFound, ValidationFailed
+from salesplan.models.identity import User
+from salesplan.models.oauth import OAuthApp
+
+CLIENT_ID_PREFIX = "sp_client_"
+CLIENT_SECRET_PREFIX = "sp_secret_"
+GRANT_TYPES = ("authorization_code", "client_credentials")
+AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+CUSTOM_SCHEMES = ("vscode", "cursor")
+
+
+def redirect_uri_problem(uri: object) -> str | None:
+    """Why a redirect URI is refused, or None: https anywhere, loopback http on any port, and
+    the two desktop editors' custom schemes (contract §8). No fragments (RFC 6749 §3.1.2)."""
+    if not isinstance(uri, str) or not uri or len(uri) > 2000:
+        return "a redirect URI must be a non-empty string"
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        return f"{uri!r} is not a valid URL"
+    if parts.fragment or "#" in uri:
+        return f"{uri!r} must not contain a fragment"
+    scheme = parts.scheme.lower()
+    if scheme == "https":
+        return None if parts.hostname else f"{uri!r} has no host"
+    if scheme == "http":
+        if parts.hostname in LOOPBACK_HOSTS and "@" not in parts.netloc:
+            return None
+        return f"{uri!r}: plain http is allowed only on loopback (localhost, 127.0.0.1, [::1])"
+    if scheme in CUSTOM_SCHEMES:
+        return None
+    return f"{uri!r}: only https, loopback http, vscode:// and cursor:// are accepted"
+
+
+def check_redirect_uris(uris: Sequence[str]) -> list[str]:
+    cleaned = [u.strip() for u in uris if u.strip()]
+    for uri in cleaned:
+        problem = redirect_uri_problem(uri)
+        if problem:
+            raise ValidationFailed.at(["redirect_uris"], problem)
+    return list(dict.fromkeys(cleaned))
+
+
+def new_client_id() -> str:
+    return CLIENT_ID_PREFIX + secrets.token_urlsafe(18)
+
+
+def new_client_secret() -> str:
+    return CLIENT_SECRET_PREFIX + secrets.token_urlsafe(32)
+
+
+async def _check_orgs(
+    session: AsyncSession, user_id: uuid.UUID, organization_ids: Sequence[uuid.UUID]
+) -> list[str]:
+    member_of = await user_organizations(session, user_id)
+    outside = [str(o) for o in organization_ids if o not in member_of]
+    if outside:
+        raise ValidationFailed(
+            "The user is not a member of: " + ", ".join(outside),
+            details={"organizations": outside},
+        )
+    return [str(o) for o in dict.fromkeys(organization_ids)]
+
+
+def _check_scopes(scopes: Sequence[str] | None) -> list[str]:
+    chosen = list(dict.fromkeys(scopes)) if scopes else list(APPROVED_SCOPES)
+    bad = [s for s in chosen if s not in APPROVED_SCOPES]
+    if bad:
+        raise ValidationFailed(
+            "Unknown or unapproved scopes: " + ", ".join(bad), details={"scopes": bad}
+        )
+    return chosen
+
+
+async def create_oauth_app(
+    session: AsyncSession,
+    *,
+    owner_user_id: uuid.UUID,
+    name: str,
+    scopes: Sequence[str] | None = None,
+    organization_ids: Sequence[uuid.UUID] | None = None,
+    redirect_uris: Sequence[str] = (),
+    grant_types: Sequence[str] | None = None,
+    description: str = "",
+    icon_url: str | None = None,
+) -> tuple[OAuthApp, str]:
+    """An app owned by a user; returns the row and its client secret (shown once).
+
+    It reaches the organizations given, else those of its owner now (contract §11)."""
+    if await session.get(User, owner_user_id) is None:
+        raise NotFound("User not found.", details={"id": str(owner_user_id)})
+    name = name.strip()
+    if not name:
+        raise ValidationFailed.at(["name"], "The app name is required.")
+    grants = list(dict.fromkeys(grant_types or ["authorization_code", "client_credentials"]))
+    bad = [g for g in grants if g not in GRANT_TYPES]
+    if bad:
+        raise ValidationFailed.at(["grant_types"], "Unknown grant types: " + ", ".join(bad))
+    uris = check_redirect_uris(redirect_uris)
+    if icon_url and redirect_uri_problem(icon_url) is not None:
+        raise ValidationFailed.at(["icon_url"], "The icon must be an https URL.")
+    if organization_ids:
+        orgs = await _check_orgs(session, owner_user_id, organization_ids)
+    else:
+        orgs = [str(o) for o in await user_organizations(session, owner_user_id)]
+    secret = new_client_secret()
+    app = OAuthApp(
+        owner_user_id=owner_user_id,
+        client_id=new_client_id(),
+        client_secret_hash=token_hash(secret),
+        name=name[:200],
+        description=description.strip(),
+        icon_url=icon_url or None,
+        redirect_uris=uris,
+        scopes=_check_scopes(scopes),
+        organization_ids=orgs,
+        grant_types=grants,
+        token_endpoint_auth_method="client_secret_basic",
+    )
+    session.add(app)
+    await session.flush()
+    return app, secret
+
+
+async def owned_app(session: AsyncSession, *, user_id: uuid.UUID, app_id: uuid.UUID) -> OAuthApp:
+    app = (
+        await session.execute(
+            select(OAuthApp).where(OAuthApp.id == app_id, OAuthApp.owner_user_id == user_id)
+        )
+    ).scalar_one_or_none()
+    if app is None:
+        raise NotFound("OAuth app not found.")
+    return app
+
+
+async def list_owned_apps(session: AsyncSession, *, user_id: uuid.UUID) -> list[OAuthApp]:
+    rows = await session.execute(
+        select(OAuthApp).where(OAuthApp.owner_user_id == user_id).order_by(OAuthApp.created_at)
+    )
+    return list(rows.scalars())
+
+
+async def update_oauth_app(
+    session: AsyncSession,
+    *,
+    user_id: uuid.UUID,
+    app_id: uuid.UUID,
+    redirect_uris: Sequence[str],
+    scopes: Sequence[str],
+    organization_ids: Sequence[uuid.UUID],
+    description: str | None = None,
+) -> OAuthApp:
+    app = await owned_app(session, user_id=user_id, app_id=app_id)
+    if not scopes:
+        raise ValidationFailed.at(["scopes"], "Choose at least one scope.")
+    if not organization_ids:
+        raise ValidationFailed.at(["organizations"], "Choose at least one organization.")
+    app.redirect_uris = check_redirect_uris(redirect_uris)
+    app.scopes = _check_scopes(scopes)
+    app.organization_ids = await _check_orgs(session, user_id, organization_ids)
+    if description is not None:
+        app.description = description.strip()
+    await session.flush()
+    principal_cache.invalidate_app(app.id)  # narrowed reach applies to live tokens at once
+    return app
+
+
+async def regenerate_client_secret(
+    session: AsyncSession, *, user_id: uuid.UUID, app_id: uuid.UUID
+) -> tuple[OAuthApp, str]:
+    """A new secret; the previous one stops working at once (only the new hash is kept)."""
+    app = await owned_app(session, user_id=user_id, app_id=app_id)
+    secret = new_client_secret()
+    app.client_secret_hash = token_hash(secret)
+    await session.flush()
+    return app, secret
+
+
+async def delete_oauth_app(session: AsyncSession, *, user_id: uuid.UUID, app_id: uuid.UUID) -> None:
+    """Deleting an app deletes its codes and tokens with it (foreign keys cascade)."""
+    app = await owned_app(session, user_id=user_id, app_id=app_id)
+    await session.delete(app)
+    await session.flush()
+    principal_cache.invalidate_app(app_id)
+
+
+async def app_by_client_id(session: AsyncSession, client_id: str | None) -> OAuthApp | None:
+    if not client_id or len(client_id) > 64:
+        return None
+    return (
+        await session.execute(select(OAuthApp).where(OAuthApp.client_id == client_id))
+    ).scalar_one_or_none()
+
+
+def secret_matches(app: OAuthApp, presented: str) -> bool:
+    if app.client_secret_hash is None:
+        return False
+    return hashes_match(app.client_secret_hash, token_hash(presented))

@@ -1,0 +1,53 @@
+"""Discovery at the origin: RFC 8414 authorization-server metadata and RFC 9728
+protected-resource metadata (bare and `/mcp` path forms). Public, no rate limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from salesplan.auth.scopes import APPROVED_SCOPES
+from salesplan.oauth.apps import AUTH_METHODS, GRANT_TYPES
+
+router = APIRouter(tags=["oauth"], include_in_schema=False)
+
+
+def authorization_server_metadata(public_url: str) -> dict[str, Any]:
+    api = f"{public_url}/api/v1"
+    return {
+        "issuer": public_url,
+        "authorization_endpoint": f"{api}/oauth/authorize",
+        "token_endpoint": f"{api}/oauth/token",
+        "registration_endpoint": f"{api}/oauth/register",
+        "scopes_supported": list(APPROVED_SCOPES),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": list(GRANT_TYPES),
+        "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
+        "registration_endpoint_auth_methods_supported": ["none"],
+        "code_challenge_methods_supported": ["S256"],
+        "service_documentation": f"{public_url}/docs",
+    }
+
+
+def protected_resource_metadata(public_url: str) -> dict[str, Any]:
+    return {
+        "resource": f"{public_url}/mcp",
+        "authorization_servers": [public_url],
+        "scopes_supported": list(APPROVED_SCOPES),
+        "bearer_methods_supported": ["header"],
+        "resource_name": "salesplan MCP server",
+        "resource_documentation": f"{public_url}/docs",
+    }
+
+
+@router.get("/.well-known/oauth-authorization-server")
+async def oauth_authorization_server(request: Request) -> dict[str, Any]:
+    return authorization_server_metadata(request.app.state.settings.public_url)
+
+
+@router.get("/.well-known/oauth-protected-resource")
+@router.get("/.well-known/oauth-protected-resource/mcp")
+async def oauth_protected_resource(request: Request) -> dict[str, Any]:
+    return protected_resource_metadata(request.app.state.settings.public_url)

@@ -1,0 +1,36 @@
+"""OAuth endpoints answer errors in RFC 6749 shape `{error, error_description}`, not ErrorEnvelope."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from starlette.responses import JSONResponse, Response
+
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+class OAuthError(Exception):
+    def __init__(
+        self,
+        error: str,
+        description: str,
+        *,
+        status: int = 400,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(description)
+        self.error = error
+        self.description = description
+        self.status = status
+        self.headers = headers or {}
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            {"error": self.error, "error_description": self.description},
+            status_code=self.status,
+            headers=NO_STORE | self.headers,
+        )
+
+
+async def oauth_error_handler(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, OAuthError)
+    return exc.response()

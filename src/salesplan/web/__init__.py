@@ -1,0 +1,1 @@
+"""Server-rendered pages: sign-in, consent, developer settings."""

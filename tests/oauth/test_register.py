@@ -1,0 +1,163 @@
+"""POST /api/v1/oauth/register (RFC 7591, contract §8)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+REGISTER = "/api/v1/oauth/register"
+
+
+def client_body(**overrides: object) -> dict[str, object]:
+    body: dict[str, object] = {
+        "client_name": "Desk Agent",
+        "redirect_uris": ["http://127.0.0.1:33418/callback"],
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "client_secret_basic",
+        "scope": "organizations:read accounts:read",
+    }
+    body.update(overrides)
+    return {k: v for k, v in body.items() if v is not None}
+
+
+async def test_registration_answers_201_with_a_generated_client_id_and_secret(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post(REGISTER, json=client_body(client_id="mine"))
+    assert response.status_code == 201
+    body = response.json()
+    assert body["client_id"] != "mine" and body["client_id"]
+    assert isinstance(body["client_id_issued_at"], int)
+    assert body["client_secret"] and body["client_secret_expires_at"] == 0
+    assert body["client_name"] == "Desk Agent"
+    assert body["redirect_uris"] == ["http://127.0.0.1:33418/callback"]
+    assert body["grant_types"] == ["authorization_code"]
+    assert body["response_types"] == ["code"]
+    assert body["token_endpoint_auth_method"] == "client_secret_basic"
+    assert body["scope"] == "organizations:read accounts:read"
+    assert response.headers["cache-control"] == "no-store"
+
+
+async def test_public_client_gets_no_secret(client: httpx.AsyncClient) -> None:
+    response = await client.post(REGISTER, json=client_body(token_endpoint_auth_method="none"))
+    assert response.status_code == 201
+    body = response.json()
+    assert "client_secret" not in body and "client_secret_expires_at" not in body
+    assert body["token_endpoint_auth_method"] == "none"
+
+
+async def test_defaults_fill_in_omitted_metadata(client: httpx.AsyncClient) -> None:
+    response = await client.post(REGISTER, json={"redirect_uris": ["https://app.example.com/cb"]})
+    assert response.status_code == 201
+    body = response.json()
+    assert body["grant_types"] == ["authorization_code"]
+    assert body["response_types"] == ["code"]
+    assert "organizations:read" in body["scope"].split()
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "https://app.example.com/callback",
+        "http://localhost/cb",
+        "http://localhost:5173/cb",
+        "http://127.0.0.1:9999/cb",
+        "http://[::1]:8080/cb",
+        "vscode://vscode.github-authentication/did-authenticate",
+        "cursor://anysphere.cursor-retrieval/oauth/callback",
+    ],
+)
+async def test_accepted_redirect_uris(client: httpx.AsyncClient, uri: str) -> None:
+    response = await client.post(REGISTER, json=client_body(redirect_uris=[uri]))
+    assert response.status_code == 201, response.text
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://example.com/cb",
+        "http://localhost.evil.com/cb",
+        "http://127.0.0.1@evil.com/cb",
+        "ftp://example.com/cb",
+        "myapp://callback",
+        "https://app.example.com/cb#frag",
+        "not a url",
+        "",
+    ],
+)
+async def test_refused_redirect_uris_are_invalid_redirect_uri(
+    client: httpx.AsyncClient, uri: str
+) -> None:
+    response = await client.post(REGISTER, json=client_body(redirect_uris=[uri]))
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_redirect_uri"
+    assert "error_description" in response.json()
+
+
+async def test_missing_redirect_uris_is_invalid_redirect_uri(client: httpx.AsyncClient) -> None:
+    response = await client.post(REGISTER, json={"client_name": "x"})
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_redirect_uri"
+
+
+@pytest.mark.parametrize(
+    "grants",
+    [["client_credentials"], ["authorization_code", "refresh_token"], ["implicit"], "code"],
+)
+async def test_grant_types_other_than_authorization_code_are_refused(
+    client: httpx.AsyncClient, grants: object
+) -> None:
+    response = await client.post(REGISTER, json=client_body(grant_types=grants))
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"response_types": ["token"]},
+        {"token_endpoint_auth_method": "private_key_jwt"},
+        {"scope": "accounts:read admin:everything"},
+        {"client_name": 42},
+        {"logo_uri": "http://insecure.example.com/logo.png"},
+    ],
+)
+async def test_bad_metadata_is_invalid_client_metadata(
+    client: httpx.AsyncClient, override: dict[str, object]
+) -> None:
+    response = await client.post(REGISTER, json=client_body(**override))
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+
+
+async def test_malformed_json_is_an_oauth_error_not_an_envelope(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post(
+        REGISTER, content=b"{nope", headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "invalid_client_metadata"
+    response = await client.post(REGISTER, json=["a", "list"])
+    assert response.json()["error"] == "invalid_client_metadata"
+
+
+async def test_registration_is_limited_per_ip_with_an_rfc_shaped_429(
+    client: httpx.AsyncClient, app: object
+) -> None:
+    limiter = app.state.rate_limiter  # type: ignore[attr-defined]
+    saved = limiter.ip_limit
+    limiter.ip_limit = 2
+    try:
+        for _ in range(2):
+            ok = await client.post(REGISTER, json=client_body())
+            assert ok.status_code == 201
+            assert "x-ratelimit-remaining" in ok.headers
+        limited = await client.post(REGISTER, json=client_body())
+    finally:
+        limiter.ip_limit = saved
+    assert limited.status_code == 429
+    assert limited.json()["error"] == "rate_limit_exceeded"
+    assert "error_description" in limited.json()
+    assert int(limited.headers["retry-after"]) >= 1

@@ -1,0 +1,299 @@
+"""Sign-in, sign-out and developer settings over HTTP."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.models.identity import ApiKey
+from salesplan.models.oauth import OAuthApp, WebSession
+from tests.fixtures.factories import Actor, make_org, make_user
+from tests.oauth.flow import basic, csrf_of, sign_in
+
+DEV = "/settings/developer"
+
+
+async def signed_in_page(client: httpx.AsyncClient) -> str:
+    page = await client.get(DEV)
+    assert page.status_code == 200, page.text
+    return page.text
+
+
+async def post_form(
+    client: httpx.AsyncClient, path: str, data: dict[str, object]
+) -> httpx.Response:
+    token = csrf_of(await signed_in_page(client))
+    return await client.post(path, data={"csrf_token": token, **data})
+
+
+# ------------------------------------------------------------------ sign-in
+
+
+async def test_sign_in_sets_an_httponly_lax_session_cookie(
+    client: httpx.AsyncClient, actor: Actor
+) -> None:
+    response = await sign_in(client, actor.user.email)
+    assert response.status_code == 303
+    cookie = next(v for v in response.headers.get_list("set-cookie") if v.startswith("sp_session="))
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie
+    assert "Secure" not in cookie
+    assert (await client.get(DEV)).status_code == 200
+
+
+async def test_session_cookie_is_secure_under_https(
+    client: httpx.AsyncClient, actor: Actor, app: object
+) -> None:
+    settings = app.state.settings  # type: ignore[attr-defined]
+    page = await client.get("/login")  # over http first: a Secure cookie would not come back
+    saved = settings.public_url
+    settings.public_url = "https://salesplan.example.com"
+    try:
+        response = await client.post(
+            "/login",
+            data={
+                "email": actor.user.email,
+                "password": "correct horse battery",
+                "csrf_token": csrf_of(page.text),
+            },
+        )
+    finally:
+        settings.public_url = saved
+    assert response.status_code == 303
+    cookie = next(v for v in response.headers.get_list("set-cookie") if v.startswith("sp_session="))
+    assert "Secure" in cookie
+
+
+@pytest.mark.parametrize("which", ["wrong password", "unknown e-mail"])
+async def test_wrong_credentials_are_refused_with_one_message(
+    client: httpx.AsyncClient, actor: Actor, which: str
+) -> None:
+    email = actor.user.email if which == "wrong password" else "nobody@example.com"
+    response = await sign_in(client, email, "not the password")
+    assert response.status_code == 401
+    assert "The e-mail or password is not right." in response.text
+    assert "sp_session=" not in response.headers.get("set-cookie", "")
+
+
+async def test_sign_in_without_csrf_token_is_refused(
+    client: httpx.AsyncClient, actor: Actor
+) -> None:
+    await client.get("/login")
+    response = await client.post(
+        "/login", data={"email": actor.user.email, "password": "correct horse battery"}
+    )
+    assert response.status_code == 400
+    assert "sp_session=" not in response.headers.get("set-cookie", "")
+
+
+async def test_sign_in_attempts_are_throttled_per_ip(
+    client: httpx.AsyncClient, actor: Actor, app: object
+) -> None:
+    limiter = app.state.rate_limiter  # type: ignore[attr-defined]
+    saved = limiter.ip_limit
+    limiter.ip_limit = 2
+    try:
+        for _ in range(2):
+            assert (await sign_in(client, actor.user.email, "guess")).status_code == 401
+        throttled = await sign_in(client, actor.user.email)
+    finally:
+        limiter.ip_limit = saved
+    assert throttled.status_code == 429
+    assert "Too many sign-in attempts" in throttled.text
+    assert int(throttled.headers["retry-after"]) >= 1
+
+
+async def test_sign_in_page_refuses_framing(client: httpx.AsyncClient) -> None:
+    response = await client.get("/login")
+    assert response.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    assert 'name="csrf_token"' in response.text
+    assert 'autocomplete="current-password"' in response.text
+
+
+@pytest.mark.parametrize("target", ["//evil.example.com/x", "https://evil.example.com/", "/\\evil"])
+async def test_sign_in_never_redirects_off_site(
+    client: httpx.AsyncClient, actor: Actor, target: str
+) -> None:
+    page = await client.get("/login", params={"next": target})
+    response = await client.post(
+        "/login",
+        data={
+            "email": actor.user.email,
+            "password": "correct horse battery",
+            "csrf_token": csrf_of(page.text),
+            "next": target,
+        },
+    )
+    assert response.headers["location"] == DEV
+
+
+async def test_sign_out_ends_the_session_on_the_server(
+    client: httpx.AsyncClient, actor: Actor, db: AsyncSession
+) -> None:
+    await sign_in(client, actor.user.email)
+    cookie = client.cookies.get("sp_session")
+    assert cookie
+    response = await post_form(client, "/logout", {})
+    assert response.status_code == 303 and response.headers["location"] == "/login"
+    assert await db.scalar(select(func.count()).select_from(WebSession)) == 0
+    client.cookies.set("sp_session", cookie)
+    again = await client.get(DEV)
+    assert again.status_code == 303 and again.headers["location"].startswith("/login")
+
+
+# ------------------------------------------------------------------ developer settings
+
+
+@pytest.fixture
+async def dev(client: httpx.AsyncClient, actor: Actor) -> httpx.AsyncClient:
+    assert (await sign_in(client, actor.user.email)).status_code == 303
+    return client
+
+
+async def test_developer_settings_need_sign_in(client: httpx.AsyncClient) -> None:
+    response = await client.get(DEV)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/login?next=/settings/developer"
+
+
+async def test_creating_a_key_shows_it_once_and_it_works(
+    dev: httpx.AsyncClient, actor: Actor
+) -> None:
+    response = await post_form(
+        dev,
+        DEV + "/keys",
+        {
+            "name": "Reporting",
+            "scopes": ["organizations:read"],
+            "organizations": [str(actor.org.id)],
+        },
+    )
+    assert response.status_code == 303
+    page = await dev.get(DEV)
+    match = re.search(r'value="(sp_live_[^"]+)"', page.text)
+    assert match and "will not be shown again" in page.text
+    key = match.group(1)
+    assert key not in (await dev.get(DEV)).text
+    orgs = await dev.get("/api/v1/organizations", headers={"Authorization": f"Bearer {key}"})
+    assert orgs.status_code == 200
+    assert [o["id"] for o in orgs.json()["data"]] == [str(actor.org.id)]
+
+
+async def test_revoking_a_key_stops_it(dev: httpx.AsyncClient, db: AsyncSession) -> None:
+    await post_form(dev, DEV + "/keys", {"name": "Temp", "scopes": ["organizations:read"]})
+    key = re.search(r'value="(sp_live_[^"]+)"', (await dev.get(DEV)).text).group(1)  # type: ignore[union-attr]
+    row = (await db.execute(select(ApiKey).where(ApiKey.name == "Temp"))).scalar_one()
+    response = await post_form(dev, f"{DEV}/keys/{row.id}/revoke", {})
+    assert response.status_code == 303
+    orgs = await dev.get("/api/v1/organizations", headers={"Authorization": f"Bearer {key}"})
+    assert orgs.status_code == 401
+
+
+async def test_a_form_without_csrf_changes_nothing(
+    dev: httpx.AsyncClient, db: AsyncSession
+) -> None:
+    response = await dev.post(DEV + "/keys", data={"name": "Sneaky", "scopes": "accounts:read"})
+    assert response.status_code == 303
+    assert (
+        await db.scalar(select(func.count()).select_from(ApiKey).where(ApiKey.name == "Sneaky"))
+        == 0
+    )
+
+
+async def app_credentials(dev: httpx.AsyncClient) -> tuple[str, str]:
+    text = (await dev.get(DEV)).text
+    client_id = re.search(r'id="new-client-id" class="secret-value" readonly value="([^"]+)"', text)
+    secret = re.search(r'id="new-secret" class="secret-value" readonly value="([^"]+)"', text)
+    assert client_id and secret
+    return client_id.group(1), secret.group(1)
+
+
+async def cc_status(client: httpx.AsyncClient, client_id: str, secret: str, scope: str) -> int:
+    response = await client.post(
+        "/api/v1/oauth/token",
+        data={"grant_type": "client_credentials", "scope": scope},
+        headers=basic(client_id, secret),
+    )
+    return response.status_code
+
+
+async def test_oauth_app_lifecycle_create_edit_regenerate_delete(
+    dev: httpx.AsyncClient, db: AsyncSession, actor: Actor
+) -> None:
+    created = await post_form(
+        dev,
+        DEV + "/apps",
+        {
+            "name": "Warehouse",
+            "description": "Nightly export",
+            "redirect_uris": "https://warehouse.example.com/cb",
+            "grant_types": ["client_credentials", "authorization_code"],
+            "scopes": ["organizations:read", "accounts:read"],
+        },
+    )
+    assert created.status_code == 303
+    client_id, secret = await app_credentials(dev)
+    assert await cc_status(dev, client_id, secret, "accounts:read") == 200
+    app = (await db.execute(select(OAuthApp).where(OAuthApp.client_id == client_id))).scalar_one()
+    assert app.organization_ids == [str(actor.org.id)]
+
+    edited = await post_form(
+        dev,
+        f"{DEV}/apps/{app.id}",
+        {
+            "redirect_uris": "https://warehouse.example.com/cb\nhttp://localhost:3000/cb",
+            "scopes": ["organizations:read"],
+            "organizations": [str(actor.org.id)],
+        },
+    )
+    assert edited.status_code == 303
+    await db.refresh(app)
+    assert app.redirect_uris == ["https://warehouse.example.com/cb", "http://localhost:3000/cb"]
+    assert app.scopes == ["organizations:read"]
+    assert await cc_status(dev, client_id, secret, "accounts:read") == 400
+
+    regenerated = await post_form(dev, f"{DEV}/apps/{app.id}/secret", {})
+    assert regenerated.status_code == 303
+    _, new_secret = await app_credentials(dev)
+    assert await cc_status(dev, client_id, secret, "organizations:read") == 401
+    assert await cc_status(dev, client_id, new_secret, "organizations:read") == 200
+
+    deleted = await post_form(dev, f"{DEV}/apps/{app.id}/delete", {})
+    assert deleted.status_code == 303
+    assert await cc_status(dev, client_id, new_secret, "organizations:read") == 401
+
+
+async def test_bad_redirect_uri_in_settings_is_explained(dev: httpx.AsyncClient) -> None:
+    await post_form(dev, DEV + "/apps", {"name": "Bad", "redirect_uris": "http://example.com/cb"})
+    page = await dev.get(DEV)
+    assert "plain http is allowed only on loopback" in page.text
+
+
+async def test_another_users_app_cannot_be_changed(
+    dev: httpx.AsyncClient, db: AsyncSession
+) -> None:
+    from salesplan.oauth.apps import create_oauth_app
+
+    other_org = await make_org(db)
+    other = await make_user(db, other_org)
+    theirs, _ = await create_oauth_app(db, owner_user_id=other.id, name="Theirs")
+    await db.commit()
+    response = await post_form(dev, f"{DEV}/apps/{theirs.id}/secret", {})
+    assert response.status_code == 303
+    assert "OAuth app not found." in (await dev.get(DEV)).text
+
+
+async def test_sign_out_page_offers_a_csrf_protected_button(
+    client: httpx.AsyncClient, actor: Actor
+) -> None:
+    assert (await client.get("/logout")).headers["location"] == "/login"
+    await sign_in(client, actor.user.email)
+    page = await client.get("/logout")
+    assert page.status_code == 200 and 'action="/logout"' in page.text
+    assert (await client.post("/logout", data={"csrf_token": "forged"})).status_code == 400
+    response = await client.post("/logout", data={"csrf_token": csrf_of(page.text)})
+    assert response.status_code == 303
