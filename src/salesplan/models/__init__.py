@@ -1,7 +1,16 @@
 """Every table, imported here so that `Base.metadata` is complete for Alembic and tests."""
 
 from salesplan.models.base import Base
-from salesplan.models.crm import Account, BuyingGroup, BuyingGroupMember, Contact, Opportunity
+from salesplan.models.crm import (
+    Account,
+    BuyingGroup,
+    BuyingGroupMember,
+    Contact,
+    Lead,
+    Opportunity,
+    RelationshipMap,
+    RelationshipMapContact,
+)
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 
 __all__ = [
@@ -11,8 +20,11 @@ __all__ = [
     "BuyingGroup",
     "BuyingGroupMember",
     "Contact",
+    "Lead",
     "Membership",
     "Opportunity",
     "Organization",
+    "RelationshipMap",
+    "RelationshipMapContact",
     "User",
 ]
