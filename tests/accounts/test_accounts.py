@@ -59,7 +59,9 @@ async def test_create_account_answers_201_with_the_account(client, actor) -> Non
 
 async def test_creating_an_account_creates_its_default_buying_group(client, actor) -> None:
     account = (await create(client, actor, name="Globex")).json()
-    resp = await client.get(f"/api/v1/accounts/{account['id']}/buying-groups", headers=actor.headers)
+    resp = await client.get(
+        f"/api/v1/accounts/{account['id']}/buying-groups", headers=actor.headers
+    )
     assert resp.status_code == 200
     groups = resp.json()["data"]
     assert len(groups) == 1
@@ -122,9 +124,7 @@ async def test_two_concurrent_creates_with_one_crm_id_give_one_201_and_one_409(
         create(client, actor, name="Race B", crmId="RACE"),
     )
     assert sorted(r.status_code for r in responses) == [201, 409]
-    listed = await client.get(
-        "/api/v1/accounts", params={"crmId": "RACE"}, headers=actor.headers
-    )
+    listed = await client.get("/api/v1/accounts", params={"crmId": "RACE"}, headers=actor.headers)
     assert listed.json()["pagination"]["totalCount"] == 1
 
 

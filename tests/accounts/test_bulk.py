@@ -13,7 +13,9 @@ from tests.foundation.test_errors import assert_envelope
 
 
 async def bulk(client, actor, rows: list[Any]):  # type: ignore[no-untyped-def]
-    return await client.post("/api/v1/accounts/bulk", json={"accounts": rows}, headers=actor.headers)
+    return await client.post(
+        "/api/v1/accounts/bulk", json={"accounts": rows}, headers=actor.headers
+    )
 
 
 @contextmanager
@@ -39,7 +41,9 @@ async def test_bulk_create_answers_207_with_one_result_per_row(client, actor) ->
     assert body["created"] == 2
     assert body["failed"] == 0
     assert [r["index"] for r in body["results"]] == [0, 1]
-    assert all(r["status"] == 201 and set(r) == {"index", "status", "data"} for r in body["results"])
+    assert all(
+        r["status"] == 201 and set(r) == {"index", "status", "data"} for r in body["results"]
+    )
     first = body["results"][0]["data"]
     got = await client.get(f"/api/v1/accounts/{first['id']}", headers=actor.headers)
     assert got.json() == first
