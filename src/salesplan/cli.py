@@ -208,6 +208,15 @@ def create_api_key_cmd(
     emit(run_in_session(go), "API key (shown once)")
 
 
+def _register_import() -> None:
+    from salesplan.accounts.import_cli import import_app
+
+    app.add_typer(import_app, name="import")
+
+
+_register_import()
+
+
 def main() -> None:
     app()
 
