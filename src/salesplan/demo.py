@@ -54,3 +54,91 @@ async def load_demo(session: AsyncSession) -> DemoResult:
         user = (await session.execute(select(User).where(User.email == DEMO_EMAIL))).scalar_one()
     _, raw = await create_api_key(session, user_id=user.id, name="demo")
     return DemoResult(str(org.id), DEMO_EMAIL, DEMO_PASSWORD, raw, created)
+
+
+async def _load_crm(session: AsyncSession, org: Organization, user: User) -> None:
+    """A few accounts with contacts, an opportunity and a relationship map."""
+    from salesplan.accounts.schemas import AccountIn
+    from salesplan.accounts.service import create_account
+    from salesplan.auth.principal import Principal, RequestContext
+    from salesplan.contacts.schemas import ContactIn
+    from salesplan.contacts.service import create_contact
+    from salesplan.kit.ids import uuid7
+    from salesplan.opportunities.schemas import OpportunityIn
+    from salesplan.opportunities.service import create_opportunity
+    from salesplan.relationship_maps.schemas import MapContactUpsert, RelationshipMapIn
+    from salesplan.relationship_maps.service import create_map, upsert_contact
+
+    principal = Principal(
+        token_id=uuid7(),
+        token_kind="api_key",
+        scopes=frozenset(),
+        organization_ids=frozenset({org.id}),
+        user_id=user.id,
+    )
+    ctx = RequestContext(principal, org.id, "demo")
+    people = {
+        "Globex": [("Hank", "Scorpio", "CEO", "champion"), ("Frank", "Grimes", "CFO", "blocker")],
+        "Initech": [("Bill", "Lumbergh", "VP Engineering", "neutral")],
+        "Umbrella": [("Alice", "Abernathy", "Head of Security", "supporter")],
+    }
+    for name, contacts in people.items():
+        account = await create_account(
+            session,
+            ctx,
+            AccountIn.model_validate(
+                {"name": name, "domain": f"{name.lower()}.example", "ownerId": str(user.id)}
+            ),
+        )
+        placed = []
+        for first, last, title, support in contacts:
+            contact = await create_contact(
+                session,
+                ctx,
+                account.id,
+                ContactIn.model_validate(
+                    {
+                        "firstName": first,
+                        "lastName": last,
+                        "title": title,
+                        "email": f"{first.lower()}@{name.lower()}.example",
+                    }
+                ),
+            )
+            placed.append((contact, support))
+        if name == "Globex":
+            await create_opportunity(
+                session,
+                ctx,
+                OpportunityIn.model_validate(
+                    {
+                        "accountId": str(account.id),
+                        "name": "Globex platform rollout",
+                        "stage": "Discovery",
+                        "amount": 120000,
+                        "currency": "USD",
+                        "probability": 40,
+                        "ownerId": str(user.id),
+                    }
+                ),
+            )
+            buyer_map = await create_map(
+                session,
+                ctx,
+                RelationshipMapIn.model_validate(
+                    {"entityType": "Account", "entityId": str(account.id)}
+                ),
+            )
+            for contact, support in placed:
+                await upsert_contact(
+                    session,
+                    ctx,
+                    buyer_map.id,
+                    contact.id,
+                    MapContactUpsert.model_validate(
+                        {"supportStatus": support, "functionalRole": contact.title}
+                    ),
+                )
+
+
+DEMO_LOADERS.append(_load_crm)

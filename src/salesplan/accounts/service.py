@@ -246,7 +246,10 @@ async def bulk_create_accounts(
             if v["id"] in inserted
         ]
         if groups:
-            await session.execute(cast(Table, BuyingGroup.__table__).insert(), groups)
+            # RETURNING makes it one multi-row INSERT (insertmanyvalues) instead of an
+            # executemany round trip per row on asyncpg.
+            group_table = cast(Table, BuyingGroup.__table__)
+            await session.execute(group_table.insert().returning(group_table.c.id), groups)
     for index, values in to_insert:
         if values["id"] in inserted:
             out = AccountOut.model_validate(values).model_dump(mode="json", by_alias=True)
