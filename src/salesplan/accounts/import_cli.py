@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -75,7 +76,8 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     if summary.ignored_columns:
         table.add_row("ignored columns", ", ".join(summary.ignored_columns))
     Console(stderr=True).print(table)
-    emit(summary.as_dict(), f"import {kind}")
+    if not sys.stdout.isatty():  # on a terminal the table above is the summary
+        emit(summary.as_dict(), f"import {kind}")
     if summary.error:
         fail(summary.error)
 
