@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 from pathlib import Path
 
@@ -27,6 +26,11 @@ def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
         writer.writerow(header)
         writer.writerows(rows)
     return path
+
+
+def read_rejected(path: str) -> list[dict[str, str]]:
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
 
 
 async def test_import_accounts_reports_created_and_rejected_rows(
@@ -53,7 +57,7 @@ async def test_import_accounts_reports_created_and_rejected_rows(
     assert summary["rejected"] == 3
     assert summary["notProcessed"] == 0
     assert summary["ignoredColumns"] == ["Notes"]
-    rejected = list(csv.DictReader(io.StringIO(Path(summary["rejectedFile"]).read_text())))
+    rejected = read_rejected(summary["rejectedFile"])
     assert [r["row"] for r in rejected] == ["2", "3", "4"]
     assert "name" in rejected[0]["reason"]
     assert "crmId" in rejected[1]["reason"]
