@@ -73,7 +73,7 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
 @router.get("/{accountId}", operation_id="getAccount", response_model=AccountOut)
 async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> AccountOut:
     """Read one account."""
-    return AccountOut.model_validate(await service.get_account(session, ctx, accountId))
+    return AccountOut.model_validate(await service.read_account(session, ctx, accountId))
 
 
 @router.put("/{accountId}", operation_id="updateAccount", response_model=AccountOut)

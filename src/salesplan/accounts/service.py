@@ -19,7 +19,7 @@ from salesplan.accounts.records import (
 )
 from salesplan.accounts.schemas import AccountIn, AccountOut, AccountPatch
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import validation_errors
+from salesplan.errors import NotFound, validation_errors
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
@@ -39,7 +39,8 @@ def _account_query(
     crm_id: str | None,
     owner_id: uuid.UUID | None,
 ) -> Select:  # type: ignore[type-arg]
-    stmt = scoped(select(Account), ctx)
+    # Core rows, not ORM objects: the hot read path skips the identity map (architecture.md).
+    stmt = scoped(select(Account.__table__), ctx, Account)
     if not include_archived:
         stmt = stmt.where(Account.archived_at.is_(None))
     if crm_id is not None:
@@ -60,7 +61,7 @@ async def list_accounts(
     include_archived: bool = False,
     crm_id: str | None = None,
     owner_id: uuid.UUID | None = None,
-) -> tuple[list[Account], PaginationMeta]:
+) -> tuple[list[dict[str, Any]], PaginationMeta]:
     stmt = _account_query(
         ctx,
         search=params.search,
@@ -68,9 +69,21 @@ async def list_accounts(
         crm_id=crm_id,
         owner_id=owner_id,
     )
-    return await paginate(
-        session, stmt, params, sort_columns=SORT, id_column=Account.id, codec=codec, scalars=True
+    rows, meta = await paginate(
+        session, stmt, params, sort_columns=SORT, id_column=Account.id, codec=codec
     )
+    return [dict(row._mapping) for row in rows], meta
+
+
+async def read_account(
+    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID
+) -> dict[str, Any]:
+    """getAccount: one Core row (archived ones too), or 404."""
+    stmt = scoped(select(Account.__table__).where(Account.id == account_id), ctx, Account)
+    row = (await session.execute(stmt)).first()
+    if row is None:
+        raise NotFound("Account not found.", details={"id": str(account_id)})
+    return dict(row._mapping)
 
 
 async def get_account(session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID) -> Account:

@@ -6,7 +6,7 @@ import uuid
 from typing import Any, cast
 
 from pydantic import ValidationError
-from sqlalchemy import Table, select
+from sqlalchemy import Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -48,7 +48,7 @@ async def list_contacts(
     if account_id is not None:
         stmt = stmt.where(Contact.account_id == account_id)
     if email is not None:
-        stmt = stmt.where(Contact.email.ilike(email.strip()))
+        stmt = stmt.where(func.lower(Contact.email) == email.strip().lower())
     if not include_archived:
         stmt = stmt.where(Contact.archived_at.is_(None))
     if params.search:
