@@ -243,3 +243,36 @@ async def test_operations_carry_their_ids_scopes_and_group(client) -> None:
     for op_id, scope in expected.items():
         assert ops[op_id]["x-scopes"] == [scope], op_id
         assert ops[op_id]["x-rate-limit-group"] == "accounts", op_id
+
+
+async def test_a_create_racing_an_uncommitted_one_waits_and_gets_409(app, actor) -> None:
+    """Two transactions, interleaved by hand: the partial unique index makes the second insert
+    wait for the first and then fail, so a race cannot produce two live rows."""
+    import pytest
+
+    from salesplan.accounts.schemas import AccountIn
+    from salesplan.accounts.service import create_account
+    from salesplan.auth.principal import Principal, RequestContext
+    from salesplan.errors import Conflict
+
+    principal = Principal(
+        token_id=uuid.uuid4(),
+        token_kind="api_key",
+        scopes=frozenset(),
+        organization_ids=frozenset({actor.org.id}),
+    )
+    ctx = RequestContext(principal, actor.org.id)
+    body = AccountIn.model_validate({"name": "Racer", "crmId": "HELD"})
+    async with app.state.sessionmaker() as first, app.state.sessionmaker() as second:
+        await create_account(first, ctx, body)  # inserted, not committed
+
+        async def late() -> None:
+            await create_account(second, ctx, body)
+
+        task = asyncio.create_task(late())
+        await asyncio.sleep(0.3)
+        assert not task.done()  # blocked behind the first transaction
+        await first.commit()
+        with pytest.raises(Conflict):
+            await task
+        await second.rollback()
