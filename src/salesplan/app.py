@@ -27,11 +27,17 @@ log = logging.getLogger("salesplan")
 
 def api_routers() -> list[tuple[str, APIRouter, bool]]:
     """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
+    from salesplan.accounts.router import router as accounts_router
+    from salesplan.buying_groups.router import router as buying_groups_router
+    from salesplan.contacts.router import router as contacts_router
+    from salesplan.leads.router import router as leads_router
     from salesplan.meta.router import router as meta_router
     from salesplan.oauth.router import router as oauth_router
+    from salesplan.opportunities.router import router as opportunities_router
     from salesplan.organizations.router import router as organizations_router
     from salesplan.plans.router import my_tasks_router
     from salesplan.plans.router import router as plans_router
+    from salesplan.relationship_maps.router import router as relationship_maps_router
 
     return [
         ("", meta_router, True),
@@ -40,6 +46,12 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/plans", plans_router, True),
         ("/tasks", my_tasks_router, True),
         ("/oauth", oauth_router, True),
+        ("/accounts", accounts_router, True),
+        ("/buying-groups", buying_groups_router, True),
+        ("", contacts_router, True),
+        ("/opportunities", opportunities_router, True),
+        ("/leads", leads_router, True),
+        ("/relationship-maps", relationship_maps_router, True),
     ]
 
 

@@ -253,6 +253,15 @@ def create_oauth_app_cmd(
     emit(run_in_session(go), "OAuth app (secret shown once)")
 
 
+def _register_import() -> None:
+    from salesplan.accounts.import_cli import import_app
+
+    app.add_typer(import_app, name="import")
+
+
+_register_import()
+
+
 def main() -> None:
     app()
 

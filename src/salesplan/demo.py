@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth.principal import Principal, RequestContext
 from salesplan.auth.tokens import create_api_key
+from salesplan.kit.ids import uuid7
 from salesplan.models.identity import Organization, User
 from salesplan.organizations.service import add_user, create_organization
 
@@ -56,34 +58,93 @@ async def load_demo(session: AsyncSession) -> DemoResult:
     return DemoResult(str(org.id), DEMO_EMAIL, DEMO_PASSWORD, raw, created)
 
 
+async def _load_crm(session: AsyncSession, org: Organization, user: User) -> None:
+    """A few accounts with contacts, an opportunity and a relationship map."""
+    from salesplan.accounts.schemas import AccountIn
+    from salesplan.accounts.service import create_account
+    from salesplan.contacts.schemas import ContactIn
+    from salesplan.contacts.service import create_contact
+    from salesplan.opportunities.schemas import OpportunityIn
+    from salesplan.opportunities.service import create_opportunity
+    from salesplan.relationship_maps.schemas import MapContactUpsert, RelationshipMapIn
+    from salesplan.relationship_maps.service import create_map, upsert_contact
+
+    ctx = demo_context(org, user)
+    people = {
+        "Globex": [("Hank", "Scorpio", "CEO", "champion"), ("Frank", "Grimes", "CFO", "blocker")],
+        "Initech": [("Bill", "Lumbergh", "VP Engineering", "neutral")],
+        "Umbrella": [("Alice", "Abernathy", "Head of Security", "supporter")],
+    }
+    for name, contacts in people.items():
+        account = await create_account(
+            session,
+            ctx,
+            AccountIn.model_validate(
+                {"name": name, "domain": f"{name.lower()}.example", "ownerId": str(user.id)}
+            ),
+        )
+        placed = []
+        for first, last, title, support in contacts:
+            contact = await create_contact(
+                session,
+                ctx,
+                account.id,
+                ContactIn.model_validate(
+                    {
+                        "firstName": first,
+                        "lastName": last,
+                        "title": title,
+                        "email": f"{first.lower()}@{name.lower()}.example",
+                    }
+                ),
+            )
+            placed.append((contact, support))
+        if name == "Globex":
+            await create_opportunity(
+                session,
+                ctx,
+                OpportunityIn.model_validate(
+                    {
+                        "accountId": str(account.id),
+                        "name": "Globex platform rollout",
+                        "stage": "Discovery",
+                        "amount": 120000,
+                        "currency": "USD",
+                        "probability": 40,
+                        "ownerId": str(user.id),
+                    }
+                ),
+            )
+            buyer_map = await create_map(
+                session,
+                ctx,
+                RelationshipMapIn.model_validate(
+                    {"entityType": "Account", "entityId": str(account.id)}
+                ),
+            )
+            for contact, support in placed:
+                await upsert_contact(
+                    session,
+                    ctx,
+                    buyer_map.id,
+                    contact.id,
+                    MapContactUpsert.model_validate(
+                        {"supportStatus": support, "functionalRole": contact.title}
+                    ),
+                )
+
+
 async def _load_demo_plan(session: AsyncSession, org: Organization, user: User) -> None:
-    """A demo account with its default buying group and one mutual plan on it."""
-    from salesplan.auth.principal import Principal, RequestContext
-    from salesplan.models.crm import Account, BuyingGroup, default_buying_group_name
+    """One mutual plan on the Globex account that the CRM loader made."""
+    from salesplan.kit.scoping import scoped
+    from salesplan.models.crm import Account
     from salesplan.plans.schemas import PlanCreate
     from salesplan.plans.service import create_plan
 
-    account = Account(organization_id=org.id, name="Globex", domain="globex.example")
-    session.add(account)
-    await session.flush()
-    group = BuyingGroup(
-        organization_id=org.id,
-        account_id=account.id,
-        name=default_buying_group_name(account.name),
-        is_default=True,
-    )
-    session.add(group)
-    await session.flush()
-    ctx = RequestContext(
-        Principal(
-            token_id=user.id,
-            token_kind="api_key",
-            scopes=frozenset(),
-            organization_ids=frozenset({org.id}),
-            user_id=user.id,
-        ),
-        org.id,
-    )
+    ctx = demo_context(org, user)
+    account = (
+        await session.execute(scoped(select(Account).where(Account.name == "Globex"), ctx))
+    ).scalar_one()
     body = PlanCreate.model_validate(
         {
             "name": "Globex mutual success plan",
@@ -122,4 +183,16 @@ async def _load_demo_plan(session: AsyncSession, org: Organization, user: User) 
     await create_plan(session, ctx, body)
 
 
-DEMO_LOADERS.append(_load_demo_plan)
+def demo_context(org: Organization, user: User) -> RequestContext:
+    """The demo user acting in the demo organization, as the services expect."""
+    principal = Principal(
+        token_id=uuid7(),
+        token_kind="api_key",
+        scopes=frozenset(),
+        organization_ids=frozenset({org.id}),
+        user_id=user.id,
+    )
+    return RequestContext(principal, org.id, "demo")
+
+
+DEMO_LOADERS.extend([_load_crm, _load_demo_plan])

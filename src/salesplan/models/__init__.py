@@ -1,7 +1,16 @@
 """Every table, imported here so that `Base.metadata` is complete for Alembic and tests."""
 
 from salesplan.models.base import Base
-from salesplan.models.crm import Account, BuyingGroup, BuyingGroupMember, Contact, Opportunity
+from salesplan.models.crm import (
+    Account,
+    BuyingGroup,
+    BuyingGroupMember,
+    Contact,
+    Lead,
+    Opportunity,
+    RelationshipMap,
+    RelationshipMapContact,
+)
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -13,6 +22,7 @@ __all__ = [
     "BuyingGroup",
     "BuyingGroupMember",
     "Contact",
+    "Lead",
     "Membership",
     "OAuthApp",
     "OAuthCode",
@@ -23,6 +33,8 @@ __all__ = [
     "PlanGoal",
     "PlanMilestone",
     "PlanTask",
+    "RelationshipMap",
+    "RelationshipMapContact",
     "User",
     "WebSession",
 ]

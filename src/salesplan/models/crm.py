@@ -1,12 +1,14 @@
-"""CRM records: accounts, buying groups, contacts, opportunities."""
+"""CRM records: accounts, buying groups, contacts, opportunities, leads, relationship maps."""
 
 from __future__ import annotations
 
 import uuid
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import (
+    DDL,
     Boolean,
     Date,
     ForeignKey,
@@ -16,10 +18,12 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from salesplan.kit.clock import utcnow
 from salesplan.models.base import ArchiveMixin, Base, IdMixin, TenantMixin, TimestampMixin
 
 LIVE = text("archived_at IS NULL")
@@ -39,12 +43,27 @@ def crm_id_unique(table: str) -> Index:
     )
 
 
+def trigram_index(table: str, column: str) -> Index:
+    """`search` is a case-insensitive substring match (ILIKE '%term%'), which only a trigram GIN
+    index serves on PostgreSQL. SQLite cannot use an index for it, so there the index is an
+    empty partial index (`WHERE 0`): the same schema on both engines, costing nothing."""
+    return Index(
+        f"ix_{table}_{column}_trgm",
+        column,
+        postgresql_using="gin",
+        postgresql_ops={column: "gin_trgm_ops"},
+        sqlite_where=text("0"),
+    )
+
+
 class Account(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __tablename__ = "accounts"
     __display_name__ = "Account"
     __table_args__ = (
         crm_id_unique("accounts"),
         Index("ix_accounts_org_created", "organization_id", "created_at", "id"),
+        trigram_index("accounts", "name"),
+        trigram_index("accounts", "domain"),
     )
 
     name: Mapped[str] = mapped_column(String(255))
@@ -66,6 +85,9 @@ class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         crm_id_unique("contacts"),
         Index("ix_contacts_org_created", "organization_id", "created_at", "id"),
+        trigram_index("contacts", "first_name"),
+        trigram_index("contacts", "last_name"),
+        trigram_index("contacts", "email"),
     )
 
     account_id: Mapped[uuid.UUID] = mapped_column(
@@ -90,6 +112,7 @@ class Opportunity(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         crm_id_unique("opportunities"),
         Index("ix_opportunities_org_created", "organization_id", "created_at", "id"),
+        trigram_index("opportunities", "name"),
     )
 
     account_id: Mapped[uuid.UUID] = mapped_column(
@@ -120,6 +143,7 @@ class BuyingGroup(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
             postgresql_where=text("is_default"),
             sqlite_where=text("is_default = 1"),
         ),
+        trigram_index("buying_groups", "name"),
     )
 
     account_id: Mapped[uuid.UUID] = mapped_column(
@@ -144,6 +168,98 @@ class BuyingGroupMember(TenantMixin, Base):
     contact_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("contacts.id", ondelete="CASCADE"), index=True
     )
+
+
+LEAD_STATUSES = ("new", "working", "qualified", "disqualified", "converted")
+
+
+class Lead(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
+    __tablename__ = "leads"
+    __display_name__ = "Lead"
+    __table_args__ = (
+        crm_id_unique("leads"),
+        Index("ix_leads_org_created", "organization_id", "created_at", "id"),
+        trigram_index("leads", "first_name"),
+        trigram_index("leads", "last_name"),
+        trigram_index("leads", "email"),
+        trigram_index("leads", "company"),
+    )
+
+    first_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    last_name: Mapped[str | None] = mapped_column(String(255), default=None)
+    email: Mapped[str | None] = mapped_column(String(320), default=None)
+    company: Mapped[str | None] = mapped_column(String(255), default=None)
+    title: Mapped[str | None] = mapped_column(String(255), default=None)
+    status: Mapped[str] = mapped_column(String(20), default="new")
+    source: Mapped[str | None] = mapped_column(String(255), default=None)
+    crm_id: Mapped[str | None] = mapped_column(String(255), default=None)
+
+    @property
+    def full_name(self) -> str:
+        return " ".join(p for p in (self.first_name, self.last_name) if p)
+
+
+MAP_ENTITY_TYPES = ("Account", "BuyingGroup", "Opportunity")
+
+
+def empty_map() -> dict[str, Any]:
+    return {"nodes": [], "edges": [], "viewport": {"x": 0, "y": 0, "zoom": 1}}
+
+
+class RelationshipMap(IdMixin, TenantMixin, TimestampMixin, Base):
+    """A buyer map: one per entity (account, buying group or opportunity)."""
+
+    __tablename__ = "relationship_maps"
+    __display_name__ = "Relationship map"
+    __table_args__ = (
+        UniqueConstraint("organization_id", "entity_type", "entity_id"),
+        Index("ix_relationship_maps_org_created", "organization_id", "created_at", "id"),
+    )
+
+    entity_type: Mapped[str] = mapped_column(String(20))
+    entity_id: Mapped[uuid.UUID] = mapped_column()
+    # The account the entity belongs to: placed contacts must be of this account.
+    account_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("accounts.id", ondelete="CASCADE"), index=True
+    )
+    map: Mapped[dict[str, Any]] = mapped_column(default=empty_map)
+    orientation: Mapped[str] = mapped_column(String(20), default="vertical")
+    created_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+    updated_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
+
+
+class RelationshipMapContact(TenantMixin, Base):
+    """A contact placed on a map with its attributes (free strings; null until set)."""
+
+    __tablename__ = "relationship_map_contacts"
+    __table_args__ = (UniqueConstraint("map_id", "contact_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    map_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("relationship_maps.id", ondelete="CASCADE"), index=True
+    )
+    contact_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("contacts.id", ondelete="CASCADE"), index=True
+    )
+    support_status: Mapped[str | None] = mapped_column(String(100), default=None)
+    decision_status: Mapped[str | None] = mapped_column(String(100), default=None)
+    contact_status: Mapped[str | None] = mapped_column(String(100), default=None)
+    functional_role: Mapped[str | None] = mapped_column(String(100), default=None)
+    executive_id: Mapped[str | None] = mapped_column(String(100), default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# The trigram indexes need the extension; `create_all` (tests) gets it here, migrations create it
+# themselves.
+event.listen(
+    Base.metadata,
+    "before_create",
+    DDL("CREATE EXTENSION IF NOT EXISTS pg_trgm").execute_if(dialect="postgresql"),
+)
 
 
 def default_buying_group_name(account_name: str) -> str:

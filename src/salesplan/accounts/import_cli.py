@@ -1,0 +1,100 @@
+"""`salesplan import accounts|contacts FILE.csv --org ID` (the logic is in importer.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from salesplan.accounts.importer import BATCH_SIZE, ImportSummary, Kind, count_rows, run_import
+
+import_app = typer.Typer(no_args_is_help=True, help="Import accounts or contacts from CSV.")
+
+FileArg = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)]
+OrgOpt = Annotated[str, typer.Option("--org", help="Organization id.")]
+RejectedOpt = Annotated[
+    Path | None,
+    typer.Option("--rejected", help="Where to write rejected rows (default FILE.rejected.csv)."),
+]
+BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, max=1000)]
+
+
+def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: int) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from salesplan.cli import _uuid, emit, ensure_migrated, err, fail
+    from salesplan.config import Settings
+    from salesplan.db import create_engine, create_sessionmaker
+    from salesplan.errors import AppError
+
+    org_id = _uuid(org, "--org")
+    settings = Settings()
+    ensure_migrated(settings)
+    rejected_path = rejected or file.with_name(file.stem + ".rejected.csv")
+    total = count_rows(file)
+
+    async def go() -> ImportSummary:
+        engine = create_engine(settings)
+        try:
+            with Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err,
+            ) as progress:
+                task = progress.add_task(f"importing {kind}", total=total)
+                return await run_import(
+                    create_sessionmaker(engine),
+                    kind,
+                    file,
+                    org_id,
+                    rejected_path,
+                    batch_size=batch_size,
+                    on_progress=lambda n: progress.advance(task, n),
+                )
+        finally:
+            await engine.dispose()
+
+    try:
+        summary = asyncio.run(go())
+    except AppError as exc:
+        fail(exc.message)
+        return
+    table = Table(title=f"import {kind}: {file.name}", show_header=False)
+    table.add_row("rows read", str(summary.rows_read))
+    table.add_row("created", str(summary.created))
+    table.add_row("rejected", str(summary.rejected))
+    if summary.not_processed:
+        table.add_row("not processed", str(summary.not_processed))
+    table.add_row("rejected rows", summary.rejected_file or "")
+    if summary.ignored_columns:
+        table.add_row("ignored columns", ", ".join(summary.ignored_columns))
+    Console(stderr=True).print(table)
+    if not sys.stdout.isatty():  # on a terminal the table above is the summary
+        emit(summary.as_dict(), f"import {kind}")
+    if summary.error:
+        fail(summary.error)
+
+
+@import_app.command("accounts")
+def import_accounts(
+    file: FileArg, org: OrgOpt, rejected: RejectedOpt = None, batch_size: BatchOpt = BATCH_SIZE
+) -> None:
+    """Import accounts (columns: name, domain, website, industry, description, crmId, ownerId,
+    annualRevenue, employeeCount)."""
+    _run("accounts", file, org, rejected, batch_size)
+
+
+@import_app.command("contacts")
+def import_contacts(
+    file: FileArg, org: OrgOpt, rejected: RejectedOpt = None, batch_size: BatchOpt = BATCH_SIZE
+) -> None:
+    """Import contacts (columns: accountId or accountCrmId, firstName, lastName, email, title,
+    phone, linkedinUrl, crmId)."""
+    _run("contacts", file, org, rejected, batch_size)

@@ -1,0 +1,134 @@
+"""Rules every CRM record shares: field types with their validation, archiving, `crmId`
+conflicts, and references to other rows in the body (a missing one is a 422 naming the field)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from decimal import Decimal
+from typing import Annotated, Any, TypeVar
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, StringConstraints
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.errors import Conflict, Unprocessable
+from salesplan.kit.clock import utcnow
+from salesplan.kit.scoping import scoped
+from salesplan.models.crm import Account
+from salesplan.models.identity import Membership
+
+T = TypeVar("T")
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+
+
+def _email(value: str) -> str:
+    value = value.strip()
+    if not _EMAIL.match(value):
+        raise ValueError("Not a valid e-mail address.")
+    return value
+
+
+def _url(value: str) -> str:
+    value = value.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or " " in value:
+        raise ValueError("Not a valid http(s) URL.")
+    return value
+
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+Text = Annotated[str, StringConstraints(max_length=10_000)]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=255)]
+Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email)]
+Url = Annotated[str, StringConstraints(max_length=2048), AfterValidator(_url)]
+CrmId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+Money = Annotated[Decimal, Field(ge=0, max_digits=20, decimal_places=2)]
+Count = Annotated[int, Field(ge=0, le=2_147_483_647)]
+
+
+def money_out(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def apply(row: Any, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        setattr(row, name, value)
+
+
+def archive(row: Any) -> None:
+    """DELETE archives; archiving an archived row changes nothing (a second DELETE is a 204)."""
+    if row.archived_at is None:
+        row.archived_at = utcnow()
+
+
+async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str) -> None:
+    """Flush; the partial unique index on (organization, crmId) among live rows turns a
+    duplicate, even one racing in another transaction, into a 409."""
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        if "crm_id" in str(exc.orig) or "uq_" in str(exc.orig):
+            raise Conflict(
+                f"A {what} with this crmId already exists in the organization.",
+                details={"field": "crmId", "crmId": crm_id},
+            ) from None
+        raise
+
+
+async def check_owner(
+    session: AsyncSession, ctx: RequestContext, owner_id: uuid.UUID | None
+) -> None:
+    """`ownerId` must be a user of the organization."""
+    if owner_id is None:
+        return
+    stmt = scoped(select(Membership.id).where(Membership.user_id == owner_id), ctx)
+    if (await session.execute(stmt)).first() is None:
+        raise Unprocessable(
+            "ownerId is not a user of the organization.",
+            details={"field": "ownerId", "id": str(owner_id)},
+        )
+
+
+async def referenced(
+    session: AsyncSession,
+    model: type[T],
+    ctx: RequestContext,
+    object_id: uuid.UUID,
+    field: str,
+    *,
+    live: bool = True,
+) -> T:
+    """A row named in a request body: missing (or archived) → 422 with `details.field`."""
+    stmt = scoped(select(model).where(model.id == object_id), ctx, model)  # type: ignore[attr-defined]
+    if live and hasattr(model, "archived_at"):
+        stmt = stmt.where(model.archived_at.is_(None))  # type: ignore[attr-defined]
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    if row is None:
+        name = getattr(model, "__display_name__", model.__name__)
+        raise Unprocessable(
+            f"{name} {object_id} does not exist in the organization.",
+            details={"field": field, "id": str(object_id)},
+        )
+    return row
+
+
+async def referenced_account(
+    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, field: str = "accountId"
+) -> Account:
+    return await referenced(session, Account, ctx, account_id, field)
+
+
+def reject_nulls(sent: dict[str, Any], required: tuple[str, ...]) -> None:
+    """PATCH: a required field may be left out but not set to null."""
+    from pydantic.alias_generators import to_camel
+
+    from salesplan.errors import ValidationFailed
+
+    for name in required:
+        if name in sent and sent[name] is None:
+            raise ValidationFailed.at(["body", to_camel(name)], "This field may not be null.")

@@ -1,0 +1,121 @@
+"""Accounts (contract §7): CRUD, archive, bulk create, the account's buying groups."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse
+
+from salesplan.accounts import service
+from salesplan.accounts.schemas import (
+    AccountIn,
+    AccountOut,
+    AccountPatch,
+    BulkAccountsIn,
+    BulkAccountsOut,
+)
+from salesplan.auth.dependencies import require
+from salesplan.auth.principal import RequestContext
+from salesplan.buying_groups import service as groups
+from salesplan.buying_groups.schemas import BuyingGroupOut
+from salesplan.db import SessionDep
+from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.schemas import ListResponse
+
+router = APIRouter(tags=["accounts"])
+
+Read = Annotated[RequestContext, require("accounts:read", "accounts")]
+Write = Annotated[RequestContext, require("accounts:write", "accounts")]
+Delete = Annotated[RequestContext, require("accounts:delete", "accounts")]
+Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))]
+
+
+@router.get("", operation_id="listAccounts", response_model=ListResponse[AccountOut])
+async def list_accounts(
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Params,
+    include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
+    crm_id: Annotated[str | None, Query(alias="crmId")] = None,
+    owner_id: Annotated[uuid.UUID | None, Query(alias="ownerId")] = None,
+) -> ListResponse[AccountOut]:
+    """List accounts."""
+    items, meta = await service.list_accounts(
+        session,
+        ctx,
+        params,
+        codec,
+        include_archived=include_archived,
+        crm_id=crm_id,
+        owner_id=owner_id,
+    )
+    return ListResponse(data=[AccountOut.model_validate(a) for a in items], pagination=meta)
+
+
+@router.post("", operation_id="createAccount", status_code=201, response_model=AccountOut)
+async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> AccountOut:
+    """Create an account (and its default buying group)."""
+    return AccountOut.model_validate(await service.create_account(session, ctx, body))
+
+
+@router.post(
+    "/bulk", operation_id="bulkCreateAccounts", status_code=207, response_model=BulkAccountsOut
+)
+async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: SessionDep) -> Any:
+    """Create up to 1000 accounts; one result per row."""
+    result = await service.bulk_create_accounts(session, ctx, body.accounts)
+    return JSONResponse(result, status_code=207)
+
+
+@router.get("/{accountId}", operation_id="getAccount", response_model=AccountOut)
+async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> AccountOut:
+    """Read one account."""
+    return AccountOut.model_validate(await service.read_account(session, ctx, accountId))
+
+
+@router.put("/{accountId}", operation_id="updateAccount", response_model=AccountOut)
+async def update_account(
+    accountId: uuid.UUID, body: AccountIn, ctx: Write, session: SessionDep
+) -> AccountOut:
+    """Replace an account."""
+    return AccountOut.model_validate(await service.replace_account(session, ctx, accountId, body))
+
+
+@router.patch("/{accountId}", operation_id="patchAccount", response_model=AccountOut)
+async def patch_account(
+    accountId: uuid.UUID, body: AccountPatch, ctx: Write, session: SessionDep
+) -> AccountOut:
+    """Change the fields sent."""
+    return AccountOut.model_validate(await service.patch_account(session, ctx, accountId, body))
+
+
+@router.delete("/{accountId}", operation_id="deleteAccount", status_code=204)
+async def delete_account(accountId: uuid.UUID, ctx: Delete, session: SessionDep) -> Response:
+    """Archive an account."""
+    await service.delete_account(session, ctx, accountId)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/{accountId}/buying-groups",
+    operation_id="listAccountBuyingGroups",
+    response_model=ListResponse[BuyingGroupOut],
+    tags=["buying-groups"],
+)
+async def list_account_buying_groups(
+    accountId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Params,
+    include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
+) -> ListResponse[BuyingGroupOut]:
+    """List the buying groups of an account."""
+    await service.get_account(session, ctx, accountId)
+    items, meta = await groups.list_buying_groups(
+        session, ctx, params, codec, account_id=accountId, include_archived=include_archived
+    )
+    return ListResponse(data=items, pagination=meta)

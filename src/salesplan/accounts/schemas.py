@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, field_serializer
+
+from salesplan.accounts.records import Count, CrmId, Money, Name, Short, Text, Url, money_out
+from salesplan.kit.schemas import ApiModel, StrictBody
+
+
+class AccountIn(StrictBody):
+    """createAccount, updateAccount (PUT replaces: a field left out becomes null)."""
+
+    name: Name
+    domain: Short | None = None
+    website: Url | None = None
+    industry: Short | None = None
+    description: Text | None = None
+    crm_id: CrmId | None = None
+    owner_id: uuid.UUID | None = None
+    annual_revenue: Money | None = None
+    employee_count: Count | None = None
+
+
+class AccountPatch(StrictBody):
+    name: Name | None = None
+    domain: Short | None = None
+    website: Url | None = None
+    industry: Short | None = None
+    description: Text | None = None
+    crm_id: CrmId | None = None
+    owner_id: uuid.UUID | None = None
+    annual_revenue: Money | None = None
+    employee_count: Count | None = None
+
+
+class AccountOut(ApiModel):
+    id: uuid.UUID
+    name: str
+    domain: str | None
+    website: str | None
+    industry: str | None
+    description: str | None
+    crm_id: str | None
+    owner_id: uuid.UUID | None
+    annual_revenue: Any
+    employee_count: int | None
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    @field_serializer("annual_revenue")
+    def _revenue(self, value: Any) -> float | None:
+        return money_out(value)
+
+
+class BulkAccountsIn(StrictBody):
+    # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call.
+    accounts: list[Any] = Field(min_length=1, max_length=1000)
+
+
+class BulkAccountsOut(ApiModel):
+    results: list[dict[str, Any]]
+    created: int
+    failed: int

@@ -1,0 +1,112 @@
+"""Contacts (contract §7)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from salesplan.auth.dependencies import require
+from salesplan.auth.principal import RequestContext
+from salesplan.contacts import service
+from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
+from salesplan.db import SessionDep
+from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.schemas import ListResponse
+from salesplan.kit.scoping import get_scoped
+from salesplan.models.crm import Account
+
+router = APIRouter(tags=["contacts"])
+
+Read = Annotated[RequestContext, require("contacts:read", "contacts")]
+Write = Annotated[RequestContext, require("contacts:write", "contacts")]
+Delete = Annotated[RequestContext, require("contacts:delete", "contacts")]
+Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "lastName", "email"))]
+IncludeArchived = Annotated[bool, Query(alias="includeArchived")]
+
+
+@router.get(
+    "/accounts/{accountId}/contacts",
+    operation_id="listAccountContacts",
+    response_model=ListResponse[ContactOut],
+)
+async def list_account_contacts(
+    accountId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Params,
+    include_archived: IncludeArchived = False,
+) -> ListResponse[ContactOut]:
+    """List the contacts of an account."""
+    await get_scoped(session, Account, ctx, accountId)
+    items, meta = await service.list_contacts(
+        session, ctx, params, codec, account_id=accountId, include_archived=include_archived
+    )
+    return ListResponse(data=[ContactOut.model_validate(c) for c in items], pagination=meta)
+
+
+@router.post(
+    "/accounts/{accountId}/contacts",
+    operation_id="createAccountContact",
+    status_code=201,
+    response_model=ContactOut,
+)
+async def create_account_contact(
+    accountId: uuid.UUID, body: ContactIn, ctx: Write, session: SessionDep
+) -> ContactOut:
+    """Create a contact of an account."""
+    return ContactOut.model_validate(await service.create_contact(session, ctx, accountId, body))
+
+
+@router.get("/contacts", operation_id="listContacts", response_model=ListResponse[ContactOut])
+async def list_contacts(
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Params,
+    email: Annotated[str | None, Query()] = None,
+    account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
+    include_archived: IncludeArchived = False,
+) -> ListResponse[ContactOut]:
+    """List contacts."""
+    items, meta = await service.list_contacts(
+        session,
+        ctx,
+        params,
+        codec,
+        account_id=account_id,
+        email=email,
+        include_archived=include_archived,
+    )
+    return ListResponse(data=[ContactOut.model_validate(c) for c in items], pagination=meta)
+
+
+@router.get("/contacts/{contactId}", operation_id="getContact", response_model=ContactOut)
+async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> ContactOut:
+    """Read one contact."""
+    return ContactOut.model_validate(await service.get_contact(session, ctx, contactId))
+
+
+@router.put("/contacts/{contactId}", operation_id="updateContact", response_model=ContactOut)
+async def update_contact(
+    contactId: uuid.UUID, body: ContactReplace, ctx: Write, session: SessionDep
+) -> ContactOut:
+    """Replace a contact."""
+    return ContactOut.model_validate(await service.replace_contact(session, ctx, contactId, body))
+
+
+@router.patch("/contacts/{contactId}", operation_id="patchContact", response_model=ContactOut)
+async def patch_contact(
+    contactId: uuid.UUID, body: ContactPatch, ctx: Write, session: SessionDep
+) -> ContactOut:
+    """Change the fields sent."""
+    return ContactOut.model_validate(await service.patch_contact(session, ctx, contactId, body))
+
+
+@router.delete("/contacts/{contactId}", operation_id="deleteContact", status_code=204)
+async def delete_contact(contactId: uuid.UUID, ctx: Delete, session: SessionDep) -> Response:
+    """Archive a contact."""
+    await service.delete_contact(session, ctx, contactId)
+    return Response(status_code=204)

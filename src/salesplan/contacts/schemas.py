@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import StringConstraints
+
+from salesplan.accounts.records import CrmId, Email, Short, Url
+from salesplan.kit.schemas import ApiModel, StrictBody
+
+Phone = Annotated[str, StringConstraints(strip_whitespace=True, max_length=64)]
+
+
+class ContactIn(StrictBody):
+    """createAccountContact (accountId from the path), updateContact (PUT replaces)."""
+
+    first_name: Short | None = None
+    last_name: Short | None = None
+    email: Email | None = None
+    title: Short | None = None
+    phone: Phone | None = None
+    linkedin_url: Url | None = None
+    crm_id: CrmId | None = None
+
+
+class ContactReplace(ContactIn):
+    # PUT may move the contact to another account of the organization.
+    account_id: uuid.UUID | None = None
+
+
+class ContactPatch(ContactReplace):
+    pass
+
+
+class ContactOut(ApiModel):
+    id: uuid.UUID
+    account_id: uuid.UUID
+    first_name: str | None
+    last_name: str | None
+    full_name: str
+    email: str | None
+    title: str | None
+    phone: str | None
+    linkedin_url: str | None
+    crm_id: str | None
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime

@@ -1,0 +1,89 @@
+"""Opportunities (contract §7)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from salesplan.auth.dependencies import require
+from salesplan.auth.principal import RequestContext
+from salesplan.db import SessionDep
+from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.schemas import ListResponse
+from salesplan.opportunities import service
+from salesplan.opportunities.schemas import OpportunityIn, OpportunityOut, OpportunityPatch
+
+router = APIRouter(tags=["opportunities"])
+
+Read = Annotated[RequestContext, require("opportunities:read", "opportunities")]
+Write = Annotated[RequestContext, require("opportunities:write", "opportunities")]
+Delete = Annotated[RequestContext, require("opportunities:delete", "opportunities")]
+Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "name", "closeDate"))]
+
+
+@router.get("", operation_id="listOpportunities", response_model=ListResponse[OpportunityOut])
+async def list_opportunities(
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: Params,
+    account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
+    stage: Annotated[str | None, Query()] = None,
+    include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
+) -> ListResponse[OpportunityOut]:
+    """List opportunities."""
+    items, meta = await service.list_opportunities(
+        session,
+        ctx,
+        params,
+        codec,
+        account_id=account_id,
+        stage=stage,
+        include_archived=include_archived,
+    )
+    return ListResponse(data=[OpportunityOut.model_validate(o) for o in items], pagination=meta)
+
+
+@router.post("", operation_id="createOpportunity", status_code=201, response_model=OpportunityOut)
+async def create_opportunity(
+    body: OpportunityIn, ctx: Write, session: SessionDep
+) -> OpportunityOut:
+    """Create an opportunity."""
+    return OpportunityOut.model_validate(await service.create_opportunity(session, ctx, body))
+
+
+@router.get("/{opportunityId}", operation_id="getOpportunity", response_model=OpportunityOut)
+async def get_opportunity(
+    opportunityId: uuid.UUID, ctx: Read, session: SessionDep
+) -> OpportunityOut:
+    """Read one opportunity."""
+    return OpportunityOut.model_validate(await service.get_opportunity(session, ctx, opportunityId))
+
+
+@router.put("/{opportunityId}", operation_id="updateOpportunity", response_model=OpportunityOut)
+async def update_opportunity(
+    opportunityId: uuid.UUID, body: OpportunityIn, ctx: Write, session: SessionDep
+) -> OpportunityOut:
+    """Replace an opportunity."""
+    opp = await service.replace_opportunity(session, ctx, opportunityId, body)
+    return OpportunityOut.model_validate(opp)
+
+
+@router.patch("/{opportunityId}", operation_id="patchOpportunity", response_model=OpportunityOut)
+async def patch_opportunity(
+    opportunityId: uuid.UUID, body: OpportunityPatch, ctx: Write, session: SessionDep
+) -> OpportunityOut:
+    """Change the fields sent."""
+    opp = await service.patch_opportunity(session, ctx, opportunityId, body)
+    return OpportunityOut.model_validate(opp)
+
+
+@router.delete("/{opportunityId}", operation_id="deleteOpportunity", status_code=204)
+async def delete_opportunity(
+    opportunityId: uuid.UUID, ctx: Delete, session: SessionDep
+) -> Response:
+    """Archive an opportunity."""
+    await service.delete_opportunity(session, ctx, opportunityId)
+    return Response(status_code=204)

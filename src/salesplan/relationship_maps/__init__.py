@@ -1,0 +1,1 @@
+"""relationship maps."""

@@ -1,0 +1,297 @@
+"""Relationship (buyer) maps: one per account, buying group or opportunity, with contacts
+placed on them. Every placed contact has exactly one node in `map.nodes`."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.accounts.records import referenced
+from salesplan.auth.principal import RequestContext
+from salesplan.buying_groups.service import add_member
+from salesplan.errors import Conflict, NotFound, Unprocessable
+from salesplan.kit.clock import utcnow
+from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.models.crm import (
+    Account,
+    BuyingGroup,
+    Contact,
+    Opportunity,
+    RelationshipMap,
+    RelationshipMapContact,
+    empty_map,
+)
+from salesplan.relationship_maps.schemas import (
+    BuyerMapOut,
+    MapContactUpsert,
+    RelationshipMapIn,
+    RelationshipMapPatch,
+)
+
+SORT = {"createdAt": RelationshipMap.created_at, "updatedAt": RelationshipMap.updated_at}
+ATTRIBUTES = (
+    "support_status",
+    "decision_status",
+    "contact_status",
+    "functional_role",
+    "executive_id",
+)
+_ENTITIES: dict[str, type[Any]] = {
+    "Account": Account,
+    "BuyingGroup": BuyingGroup,
+    "Opportunity": Opportunity,
+}
+
+
+def map_url(public_url: str, map_id: uuid.UUID) -> str:
+    return f"{public_url}/maps/{map_id}"
+
+
+async def render(
+    session: AsyncSession, ctx: RequestContext, maps: list[RelationshipMap], public_url: str
+) -> list[BuyerMapOut]:
+    """The spec's buyerMap shape; the placed contacts of all maps in one query."""
+    placed: dict[uuid.UUID, list[dict[str, Any]]] = {m.id: [] for m in maps}
+    if maps:
+        stmt = scoped(
+            select(RelationshipMapContact, Contact.first_name, Contact.last_name, Contact.email)
+            .join(Contact, Contact.id == RelationshipMapContact.contact_id)
+            .where(RelationshipMapContact.map_id.in_(list(placed)))
+            .order_by(RelationshipMapContact.id),
+            ctx,
+            RelationshipMapContact,
+        )
+        for placement, first, last, email in (await session.execute(stmt)).all():
+            entry = {name: getattr(placement, name) for name in ATTRIBUTES}
+            entry["contact_id"] = placement.contact_id
+            entry["contact"] = {
+                "full_name": " ".join(p for p in (first, last) if p),
+                "email": email,
+            }
+            placed[placement.map_id].append(entry)
+    return [
+        BuyerMapOut.model_validate(
+            {
+                "id": m.id,
+                "entity_id": m.entity_id,
+                "entity_type": m.entity_type,
+                "map": m.map,
+                "created_at": m.created_at,
+                "updated_at": m.updated_at,
+                "orientation": m.orientation,
+                "map_url": map_url(public_url, m.id),
+                "contacts": placed[m.id],
+                "created_by_id": m.created_by_id,
+                "updated_by_id": m.updated_by_id,
+            }
+        )
+        for m in maps
+    ]
+
+
+async def list_maps(
+    session: AsyncSession,
+    ctx: RequestContext,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    entity_type: str | None,
+    entity_id: uuid.UUID | None,
+) -> tuple[list[RelationshipMap], PaginationMeta]:
+    stmt = scoped(select(RelationshipMap), ctx)
+    if entity_type is not None:
+        stmt = stmt.where(RelationshipMap.entity_type == entity_type)
+    if entity_id is not None:
+        stmt = stmt.where(RelationshipMap.entity_id == entity_id)
+    return await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns=SORT,
+        id_column=RelationshipMap.id,
+        codec=codec,
+        scalars=True,
+    )
+
+
+async def get_map(session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID) -> RelationshipMap:
+    return await get_scoped(session, RelationshipMap, ctx, map_id)
+
+
+async def create_map(
+    session: AsyncSession, ctx: RequestContext, data: RelationshipMapIn
+) -> RelationshipMap:
+    entity = await referenced(session, _ENTITIES[data.entity_type], ctx, data.entity_id, "entityId")
+    account_id = entity.id if data.entity_type == "Account" else entity.account_id
+    existing = scoped(
+        select(RelationshipMap.id).where(
+            RelationshipMap.entity_type == data.entity_type,
+            RelationshipMap.entity_id == data.entity_id,
+        ),
+        ctx,
+    )
+    duplicate = Conflict(
+        "This entity already has a relationship map.",
+        details={"entityType": data.entity_type, "entityId": str(data.entity_id)},
+    )
+    if (await session.execute(existing)).first() is not None:
+        raise duplicate
+    row = RelationshipMap(
+        organization_id=ctx.organization_id,
+        entity_type=data.entity_type,
+        entity_id=data.entity_id,
+        account_id=account_id,
+        map=data.map.model_dump() if data.map is not None else empty_map(),
+        orientation=data.orientation,
+        created_by_id=ctx.user_id,
+        updated_by_id=ctx.user_id,
+    )
+    session.add(row)
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise duplicate from None
+    return row
+
+
+async def _placed_ids(
+    session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID
+) -> list[uuid.UUID]:
+    stmt = scoped(
+        select(RelationshipMapContact.contact_id).where(RelationshipMapContact.map_id == map_id),
+        ctx,
+        RelationshipMapContact,
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+def _contact_node(contact_id: uuid.UUID, index: int) -> dict[str, Any]:
+    return {
+        "id": str(contact_id),
+        "type": "contact",
+        "position": {"x": 0, "y": 160 * index},
+        "data": {"contactId": str(contact_id)},
+    }
+
+
+def _with_contact_nodes(graph: dict[str, Any], contact_ids: list[uuid.UUID]) -> dict[str, Any]:
+    """One node per placed contact: add the missing ones, drop duplicates."""
+    graph = copy.deepcopy(graph)
+    nodes: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for node in graph.get("nodes", []):
+        node_id = str(node.get("id"))
+        if node.get("type") == "contact" and node_id in seen:
+            continue
+        seen.add(node_id)
+        nodes.append(node)
+    for contact_id in contact_ids:
+        if str(contact_id) not in seen:
+            seen.add(str(contact_id))
+            nodes.append(_contact_node(contact_id, len(nodes)))
+    graph["nodes"] = nodes
+    graph.setdefault("edges", [])
+    graph.setdefault("viewport", {"x": 0, "y": 0, "zoom": 1})
+    return graph
+
+
+def _touch(row: RelationshipMap, ctx: RequestContext) -> None:
+    row.updated_at = utcnow()
+    row.updated_by_id = ctx.user_id
+
+
+async def update_map(
+    session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID, data: RelationshipMapPatch
+) -> RelationshipMap:
+    sent = data.sent()
+    row = await get_map(session, ctx, map_id)
+    if sent.get("map") is not None:
+        row.map = _with_contact_nodes(
+            data.map.model_dump() if data.map else empty_map(),
+            await _placed_ids(session, ctx, row.id),
+        )
+    if sent.get("orientation") is not None:
+        row.orientation = sent["orientation"]
+    _touch(row, ctx)
+    await session.flush()
+    return row
+
+
+async def upsert_contact(
+    session: AsyncSession,
+    ctx: RequestContext,
+    map_id: uuid.UUID,
+    contact_id: uuid.UUID,
+    data: MapContactUpsert,
+) -> RelationshipMap:
+    sent = data.sent()
+    row = await get_map(session, ctx, map_id)
+    contact = await get_scoped(session, Contact, ctx, contact_id)
+    if contact.account_id != row.account_id:
+        raise Unprocessable(
+            "The contact belongs to another account than the map.",
+            details={"field": "contactId", "id": str(contact_id)},
+        )
+    group_id = sent.pop("buying_group_id", None)
+    if group_id is not None:
+        group = await referenced(session, BuyingGroup, ctx, group_id, "buyingGroupId")
+        if group.account_id != row.account_id:
+            raise Unprocessable(
+                "The buying group belongs to another account than the map.",
+                details={"field": "buyingGroupId", "id": str(group_id)},
+            )
+        await add_member(session, ctx, group, contact_id)
+    stmt = scoped(
+        select(RelationshipMapContact).where(
+            RelationshipMapContact.map_id == row.id, RelationshipMapContact.contact_id == contact_id
+        ),
+        ctx,
+    )
+    placement = (await session.execute(stmt)).scalar_one_or_none()
+    if placement is None:
+        placement = RelationshipMapContact(
+            organization_id=ctx.organization_id, map_id=row.id, contact_id=contact_id
+        )
+        session.add(placement)
+    for name, value in sent.items():
+        setattr(placement, name, value)
+    row.map = _with_contact_nodes(row.map, [contact_id])
+    _touch(row, ctx)
+    await session.flush()
+    return row
+
+
+async def remove_contact(
+    session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID, contact_id: uuid.UUID
+) -> None:
+    row = await get_map(session, ctx, map_id)
+    stmt = scoped(
+        select(RelationshipMapContact).where(
+            RelationshipMapContact.map_id == row.id, RelationshipMapContact.contact_id == contact_id
+        ),
+        ctx,
+    )
+    placement = (await session.execute(stmt)).scalar_one_or_none()
+    if placement is None:
+        raise NotFound(
+            "The contact is not placed on this map.", details={"contactId": str(contact_id)}
+        )
+    await session.delete(placement)
+    key = str(contact_id)
+    graph = copy.deepcopy(row.map)
+    graph["nodes"] = [n for n in graph.get("nodes", []) if str(n.get("id")) != key]
+    graph["edges"] = [
+        e
+        for e in graph.get("edges", [])
+        if str(e.get("source")) != key and str(e.get("target")) != key
+    ]
+    row.map = graph
+    _touch(row, ctx)
+    await session.flush()

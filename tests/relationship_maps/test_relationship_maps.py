@@ -1,0 +1,248 @@
+"""Relationship maps: one per entity, the spec's buyerMap shape, contact placements."""
+
+from __future__ import annotations
+
+import uuid
+
+from tests.fixtures.crm import make_account, make_buying_group, make_contact, make_opportunity
+from tests.fixtures.factories import make_actor
+from tests.foundation.test_errors import assert_envelope
+
+MAP_KEYS = {
+    "id",
+    "entityId",
+    "entityType",
+    "map",
+    "createdAt",
+    "updatedAt",
+    "orientation",
+    "mapUrl",
+    "contacts",
+    "createdById",
+    "updatedById",
+}
+PLACEMENT_KEYS = {
+    "contactId",
+    "supportStatus",
+    "decisionStatus",
+    "contactStatus",
+    "functionalRole",
+    "executiveId",
+    "contact",
+}
+
+
+async def new_map(client, actor, entity_type, entity_id, **body):  # type: ignore[no-untyped-def]
+    return await client.post(
+        "/api/v1/relationship-maps",
+        json={"entityType": entity_type, "entityId": str(entity_id), **body},
+        headers=actor.headers,
+    )
+
+
+async def test_create_map_answers_the_buyer_map_shape(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    resp = await new_map(client, actor, "Account", account.id)
+    assert resp.status_code == 201
+    body = resp.json()
+    assert set(body) == {"buyerMap"}
+    buyer_map = body["buyerMap"]
+    assert set(buyer_map) == MAP_KEYS
+    assert buyer_map["entityType"] == "Account"
+    assert buyer_map["entityId"] == str(account.id)
+    assert buyer_map["map"] == {"nodes": [], "edges": [], "viewport": {"x": 0, "y": 0, "zoom": 1}}
+    assert buyer_map["orientation"] == "vertical"
+    assert buyer_map["mapUrl"] == f"http://testserver/maps/{buyer_map['id']}"
+    assert buyer_map["contacts"] == []
+    assert buyer_map["createdById"] == str(actor.user.id)
+    assert buyer_map["updatedById"] == str(actor.user.id)
+    got = await client.get(f"/api/v1/relationship-maps/{buyer_map['id']}", headers=actor.headers)
+    assert got.json() == body
+
+
+async def test_maps_of_buying_groups_and_opportunities(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    group = await make_buying_group(db, account)
+    opp = await make_opportunity(db, account)
+    assert (await new_map(client, actor, "BuyingGroup", group.id)).status_code == 201
+    assert (await new_map(client, actor, "Opportunity", opp.id)).status_code == 201
+    listed = await client.get(
+        "/api/v1/relationship-maps", params={"entityType": "Opportunity"}, headers=actor.headers
+    )
+    assert [m["entityId"] for m in listed.json()["data"]] == [str(opp.id)]
+    listed = await client.get(
+        "/api/v1/relationship-maps", params={"entityId": str(group.id)}, headers=actor.headers
+    )
+    assert [m["entityType"] for m in listed.json()["data"]] == ["BuyingGroup"]
+
+
+async def test_a_second_map_for_one_entity_is_409(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    assert (await new_map(client, actor, "Account", account.id)).status_code == 201
+    assert_envelope(await new_map(client, actor, "Account", account.id), 409, "conflict")
+
+
+async def test_map_of_a_missing_entity_is_422_and_bad_type_400(client, actor) -> None:
+    resp = await new_map(client, actor, "Account", uuid.uuid4())
+    assert_envelope(resp, 422, "unprocessable")
+    assert resp.json()["error"]["details"]["field"] == "entityId"
+    assert_envelope(await new_map(client, actor, "Plan", uuid.uuid4()), 400, "validation_error")
+
+
+async def test_upsert_places_a_contact_with_one_node(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account, email="ada@example.com")
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    url = f"/api/v1/relationship-maps/{buyer_map['id']}/contacts/{contact.id}"
+    resp = await client.patch(url, json={"supportStatus": "champion"}, headers=actor.headers)
+    assert resp.status_code == 200
+    placed = resp.json()["buyerMap"]["contacts"]
+    assert len(placed) == 1
+    assert set(placed[0]) == PLACEMENT_KEYS
+    assert placed[0] == {
+        "contactId": str(contact.id),
+        "supportStatus": "champion",
+        "decisionStatus": None,
+        "contactStatus": None,
+        "functionalRole": None,
+        "executiveId": None,
+        "contact": {"fullName": "Ada Lovelace", "email": "ada@example.com"},
+    }
+    resp = await client.patch(url, json={"functionalRole": "CTO"}, headers=actor.headers)
+    placed = resp.json()["buyerMap"]["contacts"]
+    assert placed[0]["supportStatus"] == "champion"
+    assert placed[0]["functionalRole"] == "CTO"
+    nodes = resp.json()["buyerMap"]["map"]["nodes"]
+    contact_nodes = [n for n in nodes if n["id"] == str(contact.id)]
+    assert len(contact_nodes) == 1
+    assert contact_nodes[0]["type"] == "contact"
+
+
+async def test_upsert_validates_body_contact_and_buying_group(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    other, other_group = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    stranger = await make_contact(db, other)
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    base = f"/api/v1/relationship-maps/{buyer_map['id']}/contacts"
+    for body in ({"supportStatus": ""}, {"supportStatus": "x" * 101}, {"color": "red"}):
+        resp = await client.patch(f"{base}/{contact.id}", json=body, headers=actor.headers)
+        assert_envelope(resp, 400, "validation_error")
+    resp = await client.patch(f"{base}/{uuid.uuid4()}", json={}, headers=actor.headers)
+    assert_envelope(resp, 404, "not_found")
+    resp = await client.patch(f"{base}/{stranger.id}", json={}, headers=actor.headers)
+    assert_envelope(resp, 422, "unprocessable")
+    resp = await client.patch(
+        f"{base}/{contact.id}", json={"buyingGroupId": str(other_group.id)}, headers=actor.headers
+    )
+    assert_envelope(resp, 422, "unprocessable")
+    assert resp.json()["error"]["details"]["field"] == "buyingGroupId"
+    resp = await client.patch(
+        f"/api/v1/relationship-maps/{uuid.uuid4()}/contacts/{contact.id}",
+        json={},
+        headers=actor.headers,
+    )
+    assert_envelope(resp, 404, "not_found")
+
+
+async def test_upsert_with_buying_group_adds_the_member(client, actor, db) -> None:
+    account, default = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    resp = await client.patch(
+        f"/api/v1/relationship-maps/{buyer_map['id']}/contacts/{contact.id}",
+        json={"buyingGroupId": str(default.id)},
+        headers=actor.headers,
+    )
+    assert resp.status_code == 200
+    group = await client.get(f"/api/v1/buying-groups/{default.id}", headers=actor.headers)
+    assert group.json()["memberContactIds"] == [str(contact.id)]
+
+
+async def test_map_of_a_buying_group_accepts_contacts_of_its_account(client, actor, db) -> None:
+    account, default = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    buyer_map = (await new_map(client, actor, "BuyingGroup", default.id)).json()["buyerMap"]
+    resp = await client.patch(
+        f"/api/v1/relationship-maps/{buyer_map['id']}/contacts/{contact.id}",
+        json={},
+        headers=actor.headers,
+    )
+    assert resp.status_code == 200
+    assert [c["contactId"] for c in resp.json()["buyerMap"]["contacts"]] == [str(contact.id)]
+
+
+async def test_removing_a_placement_drops_its_node_and_edges(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    a = await make_contact(db, account)
+    b = await make_contact(db, account, first="Bo")
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    base = f"/api/v1/relationship-maps/{buyer_map['id']}"
+    await client.patch(f"{base}/contacts/{a.id}", json={}, headers=actor.headers)
+    current = (await client.patch(f"{base}/contacts/{b.id}", json={}, headers=actor.headers)).json()
+    graph = current["buyerMap"]["map"]
+    graph["nodes"].append({"id": "note-1", "type": "note"})
+    graph["edges"] = [
+        {"id": "e1", "source": str(a.id), "target": str(b.id)},
+        {"id": "e2", "source": str(b.id), "target": "note-1"},
+    ]
+    resp = await client.patch(
+        base, json={"map": graph, "orientation": "horizontal"}, headers=actor.headers
+    )
+    assert resp.status_code == 200
+    assert resp.json()["buyerMap"]["orientation"] == "horizontal"
+    assert len(resp.json()["buyerMap"]["map"]["edges"]) == 2
+    removed = await client.delete(f"{base}/contacts/{a.id}", headers=actor.headers)
+    assert removed.status_code == 204
+    after = (await client.get(base, headers=actor.headers)).json()["buyerMap"]
+    assert [c["contactId"] for c in after["contacts"]] == [str(b.id)]
+    assert sorted(n["id"] for n in after["map"]["nodes"]) == sorted([str(b.id), "note-1"])
+    assert [e["id"] for e in after["map"]["edges"]] == ["e2"]
+    again = await client.delete(f"{base}/contacts/{a.id}", headers=actor.headers)
+    assert_envelope(again, 404, "not_found")
+
+
+async def test_update_map_validates_orientation_and_map(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    url = f"/api/v1/relationship-maps/{buyer_map['id']}"
+    for body in ({"orientation": "diagonal"}, {"map": {"nodes": "x"}}, {"other": 1}):
+        assert_envelope(
+            await client.patch(url, json=body, headers=actor.headers), 400, "validation_error"
+        )
+
+
+async def test_another_organizations_map_is_404(client, actor, db) -> None:
+    other = await make_actor(db)
+    account, _ = await make_account(db, other.org.id)
+    buyer_map = (await new_map(client, other, "Account", account.id)).json()["buyerMap"]
+    resp = await client.get(f"/api/v1/relationship-maps/{buyer_map['id']}", headers=actor.headers)
+    assert_envelope(resp, 404, "not_found")
+
+
+async def test_map_scopes_and_group(client, db) -> None:
+    reader = await make_actor(db, scopes=["relationship_maps:read"])
+    resp = await client.post(
+        "/api/v1/relationship-maps",
+        json={"entityType": "Account", "entityId": str(uuid.uuid4())},
+        headers=reader.headers,
+    )
+    assert_envelope(resp, 403, "forbidden")
+    assert resp.json()["error"]["details"]["requiredScope"] == "relationship_maps:write"
+    doc = (await client.get("/api/v1/openapi.json")).json()
+    ops = {
+        op["operationId"]: op
+        for path in doc["paths"].values()
+        for op in path.values()
+        if isinstance(op, dict) and "operationId" in op
+    }
+    for op_id, scope in {
+        "listRelationshipMaps": "relationship_maps:read",
+        "createRelationshipMap": "relationship_maps:write",
+        "getRelationshipMap": "relationship_maps:read",
+        "updateRelationshipMap": "relationship_maps:write",
+        "upsertRelationshipMapContact": "relationship_maps:write",
+        "removeRelationshipMapContact": "relationship_maps:write",
+    }.items():
+        assert ops[op_id]["x-scopes"] == [scope]
+        assert ops[op_id]["x-rate-limit-group"] == "relationship_maps"
