@@ -48,6 +48,10 @@ class RequestMiddleware:
             elif name == b"content-length":
                 content_length = value
         request_id = request_id or uuid.uuid4().hex
+        # HEAD is a read like GET (spec "Rate limits"): route it as GET and send no body.
+        head = scope.get("method") == "HEAD"
+        if head:
+            scope = dict(scope, method="GET")
         state = scope.setdefault("state", {})
         state["request_id"] = request_id
         limit = body_limit_for(scope.get("path", ""))
@@ -64,6 +68,8 @@ class RequestMiddleware:
                     if key.lower().encode() not in present:
                         headers.append((key.lower().encode(), val.encode()))
                 message["headers"] = headers
+            elif head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
             await send(message)
 
         if content_length is not None:

@@ -167,3 +167,10 @@ async def test_client_request_id_is_echoed(client: httpx.AsyncClient) -> None:
 async def test_authentication_comes_before_validation(probe_client) -> None:
     response = await probe_client.post("/api/v1/probe/things", json={"bad": 1})
     assert_envelope(response, 401, "unauthorized")
+
+
+async def test_head_is_answered_like_get_without_a_body(client, actor) -> None:
+    response = await client.head("/api/v1/organizations", headers=actor.headers)
+    assert response.status_code == 200 and response.content == b""
+    assert response.headers["x-ratelimit-limit"] == "60"  # the organizations read limit
+    assert (await client.head("/api/v1/meta")).status_code == 200

@@ -74,7 +74,8 @@ async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str
     except IntegrityError as exc:
         if "crm_id" in str(exc.orig) or "uq_" in str(exc.orig):
             raise Conflict(
-                f"A {what} with this crmId already exists in the organization.",
+                f"{'An' if what[:1] in 'aeiou' else 'A'} {what} with this crmId already exists "
+                "in the organization.",
                 details={"field": "crmId", "crmId": crm_id},
             ) from None
         raise
