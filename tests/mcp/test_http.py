@@ -34,7 +34,7 @@ async def post(url: str, payload: dict[str, Any], headers: dict[str, str]) -> ht
 
 def expected_challenge(mcp) -> str:
     public = mcp.app.state.settings.public_url
-    return f'Bearer resource_metadata="{public}/.well-known/oauth-protected-resource/mcp"'
+    return f'Bearer resource_metadata="{public}/.well-known/oauth-protected-resource"'
 
 
 async def test_no_token_is_401_with_resource_metadata(mcp):

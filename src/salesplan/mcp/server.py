@@ -58,7 +58,8 @@ details.retryAfterSeconds."""
 
 
 def resource_metadata_url(settings: Settings) -> str:
-    return f"{settings.public_url}/.well-known/oauth-protected-resource{MCP_PATH}"
+    # Contract §2 names the origin-level document; the /mcp path form (RFC 9728) is served too.
+    return f"{settings.public_url}/.well-known/oauth-protected-resource"
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
