@@ -25,8 +25,8 @@ META_WRITE_LIMIT = 3
 TEST_TOOL = "testOrganizationContext"
 
 
-# Phase 1 has no organization-scoped tool yet (CRM and plans tools arrive later): this test-only
-# adapter shows which organization context a call resolves, through the same pipeline.
+# A test-only adapter that shows which organization context a call resolves, through the same
+# pipeline as every organization-scoped tool.
 @mcp_tool(
     TEST_TOOL,
     scope="organizations:read",

@@ -221,15 +221,29 @@ def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
+def _own_arguments(args: type[ToolArgs]) -> list[str]:
+    """The wire names of the arguments not inherited from a REST body model."""
+    inherited: set[str] = set()
+    for base in args.__mro__[1:]:
+        if issubclass(base, BaseModel) and not issubclass(base, ToolArgs):
+            inherited |= set(base.model_fields)
+    return [f.alias or n for n, f in args.model_fields.items() if n not in inherited]
+
+
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON schema: its arguments (required ones first) plus the optional `headers`."""
     schema = spec.args.model_json_schema(by_alias=True)
     schema.pop("title", None)
     schema.pop("description", None)
-    required = schema.get("required", [])
     props = schema.get("properties", {})
-    ordered = {name: _tidy(props[name]) for name in required if name in props}
-    ordered |= {name: _tidy(p) for name, p in props.items() if name not in ordered}
+    # The tool's own arguments (the path parameters) before those of an inherited REST body.
+    own = set(_own_arguments(spec.args))
+    rank = {name: i for i, name in enumerate(props)}
+    required = sorted(schema.get("required", []), key=lambda n: (n not in own, rank.get(n, 0)))
+    if required:
+        schema["required"] = required
+    rest = sorted((n for n in props if n not in required), key=lambda n: (n not in own, rank[n]))
+    ordered = {name: _tidy(props[name]) for name in [*required, *rest] if name in props}
     for name, text in spec.args.docs.items():
         if name in ordered:
             ordered[name] = {**ordered[name], "description": text}
