@@ -25,8 +25,8 @@ META_WRITE_LIMIT = 3
 TEST_TOOL = "testOrganizationContext"
 
 
-# Phase 1 has no organization-scoped tool yet (CRM and plans tools arrive later): this test-only
-# adapter shows which organization context a call resolves, through the same pipeline.
+# A test-only adapter that shows which organization context a call resolves, through the same
+# pipeline as every organization-scoped tool.
 @mcp_tool(
     TEST_TOOL,
     scope="organizations:read",
@@ -43,13 +43,9 @@ class McpServer:
     url: str  # {origin}/mcp
 
 
-@pytest.fixture(scope="session")
-async def mcp_server(settings: Settings, schema: None) -> AsyncIterator[McpServer]:
-    app = create_app(
-        settings.model_copy(
-            update={"rate_limits": {"foundation": {"read": 120, "write": META_WRITE_LIMIT}}}
-        )
-    )
+@contextlib.asynccontextmanager
+async def serve(app: FastAPI) -> AsyncIterator[McpServer]:
+    """uvicorn on a free loopback port, in this event loop."""
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -65,9 +61,22 @@ async def mcp_server(settings: Settings, schema: None) -> AsyncIterator[McpServe
             task.result()
         await asyncio.sleep(0.02)
     port = server.servers[0].sockets[0].getsockname()[1]
-    yield McpServer(app, f"http://127.0.0.1:{port}/mcp")
-    server.should_exit = True
-    await task
+    try:
+        yield McpServer(app, f"http://127.0.0.1:{port}/mcp")
+    finally:
+        server.should_exit = True
+        await task
+
+
+@pytest.fixture(scope="session")
+async def mcp_server(settings: Settings, schema: None) -> AsyncIterator[McpServer]:
+    app = create_app(
+        settings.model_copy(
+            update={"rate_limits": {"foundation": {"read": 120, "write": META_WRITE_LIMIT}}}
+        )
+    )
+    async with serve(app) as server:
+        yield server
 
 
 @pytest.fixture
@@ -106,3 +115,29 @@ def error(result: Any) -> dict[str, Any]:
     assert set(envelope["error"]) == {"code", "message", "details"}
     err: dict[str, Any] = envelope["error"]
     return err
+
+
+async def rest(
+    mcp: McpServer,
+    key: str,
+    method: str,
+    path: str,
+    *,
+    json: Any = None,
+    headers: dict[str, str] | None = None,
+) -> httpx2.Response:
+    """The REST operation on the same server (same app, same buckets), with the same key."""
+    async with httpx2.AsyncClient() as http:
+        return await http.request(
+            method,
+            mcp.url.removesuffix("/mcp") + "/api/v1" + path,
+            json=json,
+            headers={"Authorization": f"Bearer {key}"} | (headers or {}),
+        )
+
+
+async def rest_body(mcp: McpServer, key: str, path: str) -> Any:
+    """A REST GET's JSON body (asserting 200)."""
+    resp = await rest(mcp, key, "GET", path)
+    assert resp.status_code == 200, resp.text
+    return resp.json()

@@ -24,9 +24,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from salesplan.errors import ValidationFailed, validation_errors
 from salesplan.kit.pagination import MAX_PAGE_SIZE, ListParams, list_params
 from salesplan.ratelimit.policy import GROUPS
 
@@ -37,9 +38,14 @@ BodyT = TypeVar("BodyT", bound=BaseModel)
 
 
 class ToolArgs(BaseModel):
-    """A tool's named arguments: camelCase on the wire; an unknown argument is a 400."""
+    """A tool's named arguments: camelCase on the wire; an unknown argument is a 400.
+
+    An adapter may inherit its REST body model too (`class Args(ToolArgs, AccountIn)`), so that
+    the body's fields, types and checks are the arguments'; `docs` then describes them for the
+    agent (camelCase name → text), since the body models carry no descriptions."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
+    docs: ClassVar[dict[str, str]] = {}
 
     def body(self, model: type[BodyT]) -> BodyT:
         """The REST request body `model`, from the arguments of its fields that were sent."""
@@ -47,7 +53,15 @@ class ToolArgs(BaseModel):
         sent = self.model_dump(
             by_alias=True, exclude_unset=True, include=fields & self.model_fields_set
         )
-        return model.model_validate(sent)
+        try:
+            return model.model_validate(sent)
+        except ValidationError as exc:  # the REST body's own checks, reported on the arguments
+            errors = validation_errors(exc.errors())
+            for error in errors:
+                error["location"] = ["arguments", *error["location"]]
+            raise ValidationFailed(
+                "The tool arguments are not valid.", details={"errors": errors}
+            ) from None
 
 
 def _list_schema_extra(schema: dict[str, Any], cls: type[Any]) -> None:
@@ -207,17 +221,40 @@ def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
+def _own_arguments(args: type[ToolArgs]) -> list[str]:
+    """The wire names of the arguments not inherited from a REST body model."""
+    inherited: set[str] = set()
+    for base in args.__mro__[1:]:
+        if issubclass(base, BaseModel) and not issubclass(base, ToolArgs):
+            inherited |= set(base.model_fields)
+    return [f.alias or n for n, f in args.model_fields.items() if n not in inherited]
+
+
 def input_schema(spec: ToolSpec) -> dict[str, Any]:
     """The tool's JSON schema: its arguments (required ones first) plus the optional `headers`."""
     schema = spec.args.model_json_schema(by_alias=True)
     schema.pop("title", None)
     schema.pop("description", None)
-    required = schema.get("required", [])
     props = schema.get("properties", {})
-    ordered = {name: _tidy(props[name]) for name in required if name in props}
-    ordered |= {name: _tidy(p) for name, p in props.items() if name not in ordered}
+    # The tool's own arguments (the path parameters) before those of an inherited REST body.
+    own = set(_own_arguments(spec.args))
+    rank = {name: i for i, name in enumerate(props)}
+    required = sorted(schema.get("required", []), key=lambda n: (n not in own, rank.get(n, 0)))
+    if required:
+        schema["required"] = required
+    rest = sorted((n for n in props if n not in required), key=lambda n: (n not in own, rank[n]))
+    ordered = {name: _tidy(props[name]) for name in [*required, *rest] if name in props}
+    for name, text in spec.args.docs.items():
+        if name in ordered:
+            ordered[name] = {**ordered[name], "description": text}
     ordered["headers"] = HEADERS_SCHEMA
     schema["type"] = "object"
     schema["properties"] = ordered
     schema["additionalProperties"] = False
     return schema
+
+
+def deleted(resource_id: Any) -> dict[str, Any]:
+    """What a delete tool answers where REST answers 204 without a body: an MCP tool result
+    needs content, and the agent needs to know what happened to which id."""
+    return {"deleted": True, "id": str(resource_id)}
