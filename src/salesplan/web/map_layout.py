@@ -210,7 +210,7 @@ def _tiers(ids: list[str], edges: Iterable[tuple[str, str]]) -> list[list[str]]:
 def _auto_place(cards: list[Card], edges: list[tuple[str, str]], horizontal: bool) -> None:
     by_id = {c.node_id: c for c in cards}
     tiers = _tiers([c.node_id for c in cards], edges)
-    gap_along, gap_across = (110, 28) if horizontal else (72, 32)
+    gap_along, gap_across = (64, 28) if horizontal else (72, 32)
 
     def span(tier: list[str]) -> float:
         sizes = [by_id[n].h if horizontal else by_id[n].w for n in tier]
@@ -295,7 +295,7 @@ def layout(graph: Mapping[str, Any], people: list[Person], orientation: str) -> 
         _auto_place(loose, [(s, t) for s, t, _ in edges], horizontal)
         if fixed:  # beside the arranged part, never on top of it
             if horizontal:
-                shift_x, shift_y = max(c.x + c.w for c in fixed) + 110, min(c.y for c in fixed)
+                shift_x, shift_y = max(c.x + c.w for c in fixed) + 64, min(c.y for c in fixed)
             else:
                 shift_x, shift_y = min(c.x for c in fixed), max(c.y + c.h for c in fixed) + 72
             for card in loose:
