@@ -109,8 +109,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Origin-level pages and discovery (not under /api/v1).
     import salesplan.oauth.access  # noqa: F401 - registers the OAuth token kind
     from salesplan.oauth.discovery import router as discovery_router
-    from salesplan.web.pages import STATIC
     from salesplan.web.maps import router as maps_router
+    from salesplan.web.pages import STATIC
     from salesplan.web.router import router as web_router
 
     app.include_router(discovery_router)
