@@ -109,11 +109,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Origin-level pages and discovery (not under /api/v1).
     import salesplan.oauth.access  # noqa: F401 - registers the OAuth token kind
     from salesplan.oauth.discovery import router as discovery_router
+    from salesplan.web.maps import router as maps_router
     from salesplan.web.pages import STATIC
     from salesplan.web.router import router as web_router
 
     app.include_router(discovery_router)
     app.include_router(web_router)
+    app.include_router(maps_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     routers = api_routers()
     app.state.requirements = collect_requirements([router for _, router, _ in routers])
