@@ -57,8 +57,11 @@ async def add_user(
     password: str | None = None,
     role: str = "member",
     full_name: str | None = None,
+    password_hash: str | None = None,
 ) -> User:
-    """Create a user with a membership, or add a membership to an existing user."""
+    """Create a user with a membership, or add a membership to an existing user.
+
+    `password_hash` (an argon2 hash) may stand in for `password`."""
     email = email.strip().lower()
     if not _EMAIL.match(email):
         raise ValidationFailed.at(["email"], "Not a valid e-mail address.")
@@ -68,12 +71,12 @@ async def add_user(
         raise NotFound("Organization not found.", details={"id": str(organization_id)})
     user = (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
     if user is None:
-        if not password:
+        if not password and not password_hash:
             raise ValidationFailed.at(["password"], "A password is required for a new user.")
         user = User(
             email=email,
             full_name=(full_name or email.split("@")[0]).strip(),
-            password_hash=hash_password(password),
+            password_hash=password_hash or hash_password(password or ""),
         )
         session.add(user)
         await session.flush()
