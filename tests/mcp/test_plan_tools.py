@@ -207,6 +207,15 @@ async def test_relationship_map_tools_read_and_place_a_contact(mcp, db):
     async with connect(mcp.url, actor.key) as client:
         read = body(await client.call_tool("getRelationshipMap", {"buyerMapId": map_id}))
         assert read == await rest_body(mcp, actor.key, f"/relationship-maps/{map_id}")
+        found = body(
+            await client.call_tool(
+                "listRelationshipMaps", {"entityType": "Account", "entityId": str(account.id)}
+            )
+        )
+        assert [m["id"] for m in found["data"]] == [map_id]
+        assert found == await rest_body(
+            mcp, actor.key, f"/relationship-maps?entityType=Account&entityId={account.id}"
+        )
         placed = body(
             await client.call_tool(
                 "upsertRelationshipMapContact",

@@ -44,6 +44,7 @@ PHASE_TWO = {
     "listAccountBuyingGroups": "accounts:read",
     "listBuyingGroups": "accounts:read",
     "getRelationshipMap": "relationship_maps:read",
+    "listRelationshipMaps": "relationship_maps:read",
     "upsertRelationshipMapContact": "relationship_maps:write",
 }
 NEVER = {"sendEngageMessage", "startEngageCampaign"}

@@ -1,4 +1,6 @@
-"""getRelationshipMap, upsertRelationshipMapContact (contract §9 extras)."""
+"""getRelationshipMap, upsertRelationshipMapContact (contract §9 extras) and
+listRelationshipMaps (added so that an agent can find a map's id; spec "MCP tools": the tool set
+may grow)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ from typing import Any
 
 from pydantic import Field
 
+from salesplan.kit.schemas import ListResponse
 from salesplan.mcp.call import ToolCall
-from salesplan.mcp.registry import ToolArgs, mcp_tool
+from salesplan.mcp.registry import ListArgs, ToolArgs, mcp_tool
 from salesplan.models.crm import RelationshipMap
 from salesplan.relationship_maps import service
-from salesplan.relationship_maps.schemas import BuyerMapResponse, MapContactUpsert
+from salesplan.relationship_maps.schemas import BuyerMapResponse, EntityType, MapContactUpsert
 
 BUYER_MAP_ID = (
     "Id of the relationship (buyer) map: the last part of its `mapUrl` "
@@ -23,6 +26,47 @@ ATTRIBUTE = "1..100 characters of free text; left out = unchanged ({})."
 async def _one(call: ToolCall, row: RelationshipMap) -> BuyerMapResponse:
     rendered = await service.render(call.session, call.ctx, [row], call.settings.public_url)
     return BuyerMapResponse(buyer_map=rendered[0])
+
+
+class ListMapsArgs(ListArgs):
+    sortable = ("createdAt", "updatedAt")
+    docs = {"search": "Not used by this list."}
+
+    entity_type: EntityType | None = Field(
+        default=None,
+        description="Only maps of this kind of entity: Account, BuyingGroup or Opportunity.",
+    )
+    entity_id: uuid.UUID | None = Field(
+        default=None,
+        description="Only the map of this entity (an account, buying group or opportunity id).",
+    )
+
+
+@mcp_tool(
+    "listRelationshipMaps",
+    scope="relationship_maps:read",
+    group="relationship_maps",
+    args=ListMapsArgs,
+    title="Find relationship maps",
+    description="""
+List relationship (buyer) maps, usually to find the map of one account, buying group or
+opportunity: pass `entityType` (Account | BuyingGroup | Opportunity) and `entityId`. Each entity
+has at most one map. Answers `{"data": [buyerMap, …], "pagination"}` with every map in the same
+shape as getRelationshipMap's `buyerMap`. Use the map's `id` with getRelationshipMap or
+upsertRelationshipMapContact.
+""",
+)
+async def list_relationship_maps(call: ToolCall, args: ListMapsArgs) -> Any:
+    rows, meta = await service.list_maps(
+        call.session,
+        call.ctx,
+        args.list_params(),
+        call.codec,
+        entity_type=args.entity_type,
+        entity_id=args.entity_id,
+    )
+    data = await service.render(call.session, call.ctx, rows, call.settings.public_url)
+    return ListResponse(data=data, pagination=meta)
 
 
 class MapArgs(ToolArgs):
