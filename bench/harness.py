@@ -151,11 +151,12 @@ def run_wrk(
     method: str = "GET",
     body: str | None = None,
     threads: int = 2,
+    extra: str = "",
 ) -> WrkResult:
     wrk = ensure_wrk()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         body_line = f"wrk.body = [[{body}]]" if body else ""
-        script.write(_LUA.format(method=method, auth=auth, body=body_line))
+        script.write(_LUA.format(method=method, auth=auth, body=body_line) + extra)
     threads = max(1, min(threads, connections))
     out = subprocess.run(
         [wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script.name, url],
