@@ -276,7 +276,7 @@ async def explain(engine: AsyncEngine, data: dict[str, Any]) -> str:
         ),
         f"listPlans, cursor page {data['deep_page']} (limit 50)": (
             "SELECT * FROM plans WHERE organization_id = :org AND archived_at IS NULL "
-            "AND (created_at > :c OR (created_at = :c AND id > :i)) "
+            "AND (created_at, id) > (:c, :i) "
             "ORDER BY created_at, id LIMIT 51",
             {"c": data["deep"][0], "i": data["deep"][1]},
         ),
