@@ -14,10 +14,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 
@@ -159,7 +159,16 @@ def run_wrk(
         script.write(_LUA.format(method=method, auth=auth, body=body_line) + extra)
     threads = max(1, min(threads, connections))
     out = subprocess.run(
-        [wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script.name, url],
+        [
+            wrk,
+            f"-t{threads}",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--latency",
+            "-s",
+            script.name,
+            url,
+        ],
         capture_output=True,
         text=True,
         check=True,

@@ -40,8 +40,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import ROOT, Server, WrkResult, ensure_wrk, run_wrk, serve  # noqa: E402
-from plans import big_plan_body  # noqa: E402
+from harness import ROOT, Server, WrkResult, ensure_wrk, run_wrk, serve
+
+from plans import big_plan_body
 
 BASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -160,7 +161,9 @@ async def generate_org(
                 ),
                 org.id,
             )
-            big_id = await create_plan(session, ctx, PlanCreate.model_validate(big_plan_body(user.id)))
+            big_id = await create_plan(
+                session, ctx, PlanCreate.model_validate(big_plan_body(user.id))
+            )
             await session.flush()
             if big > 1:
                 where = {"plans": "t.id = :tpl"}
@@ -232,7 +235,9 @@ async def generate_org(
         if big_id is not None:
             task = (
                 await session.execute(
-                    text("SELECT id FROM plan_tasks WHERE plan_id = :p ORDER BY created_at, id LIMIT 1"),
+                    text(
+                        "SELECT id FROM plan_tasks WHERE plan_id = :p ORDER BY created_at, id LIMIT 1"
+                    ),
                     {"p": big_id},
                 )
             ).scalar()
@@ -380,7 +385,9 @@ def check(server: Server, auth: str, org: uuid.UUID, path: str, method: str = "G
         method,
         server.url + path,
         headers={"Authorization": auth, "X-Organization-Id": str(org)},
-        json={"completed": True} if "tasks" in path else ({"supportStatus": "champion"} if method == "PATCH" else None),
+        json={"completed": True}
+        if "tasks" in path
+        else ({"supportStatus": "champion"} if method == "PATCH" else None),
         timeout=30,
     )
     if resp.status_code != 200:
@@ -428,8 +435,14 @@ def run_config(
             check(server, auth, data["org"], task_path, "PATCH")
             figures.append(
                 measure(
-                    server, config, "updatePlanTask (toggle)", task_path, scale, auth,
-                    method="PATCH", lua=LUA_TOGGLE,
+                    server,
+                    config,
+                    "updatePlanTask (toggle)",
+                    task_path,
+                    scale,
+                    auth,
+                    method="PATCH",
+                    lua=LUA_TOGGLE,
                 )
             )
             map_id = prepare_map(server, headers, data)
@@ -437,8 +450,14 @@ def run_config(
             check(server, auth, data["org"], map_path, "PATCH")
             figures.append(
                 measure(
-                    server, config, "upsertRelationshipMapContact", map_path, scale, auth,
-                    method="PATCH", body='{"supportStatus": "champion"}',
+                    server,
+                    config,
+                    "upsertRelationshipMapContact",
+                    map_path,
+                    scale,
+                    auth,
+                    method="PATCH",
+                    body='{"supportStatus": "champion"}',
                 )
             )
     return figures
@@ -473,8 +492,9 @@ def report(figures: list[Figure]) -> list[str]:
             f"{(f'{p99t:.0f}' if p99t else ''):>7} {'/'.join(str(r) for r in f.rss_mb):>12}"
         )
     by = {(f.config, f.name): f for f in figures}
-    first, deep = by.get(("1w-memory", "listPlans page 1")), by.get(
-        ("1w-memory", "listPlans cursor deep")
+    first, deep = (
+        by.get(("1w-memory", "listPlans page 1")),
+        by.get(("1w-memory", "listPlans cursor deep")),
     )
     if first and deep:
         lines.append(
@@ -485,7 +505,9 @@ def report(figures: list[Figure]) -> list[str]:
     for name in reads:
         one, two = by.get(("1w-redis", name)), by.get(("2w-redis", name))
         if one and two:
-            lines.append(f"2 workers / 1 worker (Redis limiter), {name}: {two.rps / one.rps:.2f}x (target >= 1.5x)")
+            lines.append(
+                f"2 workers / 1 worker (Redis limiter), {name}: {two.rps / one.rps:.2f}x (target >= 1.5x)"
+            )
     return lines
 
 
