@@ -421,7 +421,7 @@ def run_config(
     figures: list[Figure] = []
     with serve(env, workers=workers) as server:
         headers = {"Authorization": auth, "X-Organization-Id": str(data["org"])}
-        for name, path in paths.items():
+        for path in paths.values():
             check(server, auth, data["org"], path)
         # Warm each worker's caches (principal cache, statement caches).
         for _ in range(20 * workers):
