@@ -73,6 +73,9 @@ class Server:
         sizes = []
         for pid in workers:
             try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                if b"resource_tracker" in cmdline:  # multiprocessing's helper, not a worker
+                    continue
                 status = Path(f"/proc/{pid}/status").read_text()
             except FileNotFoundError:
                 continue

@@ -424,7 +424,7 @@ def run_config(
         for path in paths.values():
             check(server, auth, data["org"], path)
         # Warm each worker's caches (principal cache, statement caches).
-        for _ in range(20 * workers):
+        for _ in range((5 if scale is QUICK else 20) * workers):
             for path in paths.values():
                 httpx.get(server.url + path, headers=headers, timeout=30)
         figures.append(measure(server, config, "floor", "/_bench/floor", scale, ""))
