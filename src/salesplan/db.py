@@ -37,7 +37,7 @@ def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
         settings.database_url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
-        pool_pre_ping=True,
+        pool_pre_ping=settings.db_pool_pre_ping,
         **kwargs,
     )
 
