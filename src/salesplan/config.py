@@ -36,7 +36,7 @@ class Settings(BaseSettings):
     db_max_overflow: int = 10
     # Ping each pooled connection when a request checks it out (one round trip per request): a
     # connection killed by a database restart is replaced instead of failing a request. Off,
-    # that one request per process fails after a restart and the pool then renews itself.
+    # requests meeting a dead connection fail; the first such error renews the whole pool.
     db_pool_pre_ping: bool = True
     log_level: str = "info"
     # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
