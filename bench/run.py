@@ -1,7 +1,7 @@
 """The benchmark: one run on PostgreSQL (+ Redis), figures against the floor.
 
-    make bench          # full data (100,000 plans, 1,000 big; 20,000 accounts), ~8 minutes
-    make bench-quick    # small data, short wrk runs, ~1 minute
+    make bench          # full data (100,000 plans, 1,000 big; 20,000 accounts), ~6 minutes
+    make bench-quick    # small data, 1 s wrk runs, ~75 s (a smoke test)
 
     .venv/bin/python bench/run.py [--quick] [--seconds N] [--keep]
 
