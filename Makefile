@@ -34,3 +34,11 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+
+# Benchmarks (PostgreSQL + Redis + wrk; not part of the tests). See bench/README.md.
+.PHONY: bench bench-quick
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+bench-quick: $(STAMP)
+	$(BIN)/python bench/run.py --quick

@@ -14,10 +14,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 
@@ -73,6 +73,9 @@ class Server:
         sizes = []
         for pid in workers:
             try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                if b"resource_tracker" in cmdline:  # multiprocessing's helper, not a worker
+                    continue
                 status = Path(f"/proc/{pid}/status").read_text()
             except FileNotFoundError:
                 continue
@@ -151,21 +154,32 @@ def run_wrk(
     method: str = "GET",
     body: str | None = None,
     threads: int = 2,
+    extra: str = "",
 ) -> WrkResult:
     wrk = ensure_wrk()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         body_line = f"wrk.body = [[{body}]]" if body else ""
-        script.write(_LUA.format(method=method, auth=auth, body=body_line))
+        script.write(_LUA.format(method=method, auth=auth, body=body_line) + extra)
     threads = max(1, min(threads, connections))
     out = subprocess.run(
-        [wrk, f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", script.name, url],
+        [
+            wrk,
+            f"-t{threads}",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--latency",
+            "-s",
+            script.name,
+            url,
+        ],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out).group(1))  # type: ignore[union-attr]
+    # Anchored: "71.50%" in the thread-stats lines must not read as the 50th percentile.
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     return WrkResult(rps, p50, p99, errors, int(non2xx.group(1)) if non2xx else 0)

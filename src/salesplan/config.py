@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     worker_in_process: bool | None = None
     db_pool_size: int = 10
     db_max_overflow: int = 10
+    # Ping each pooled connection when a request checks it out (one round trip per request): a
+    # connection killed by a database restart is replaced instead of failing a request. Off,
+    # requests meeting a dead connection fail; the first such error renews the whole pool.
+    db_pool_pre_ping: bool = True
     log_level: str = "info"
     # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
     bench_routes: bool = False

@@ -20,7 +20,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
-from salesplan.db import SessionDep
+from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse
 
@@ -32,7 +32,17 @@ Delete = Annotated[RequestContext, require("accounts:delete", "accounts")]
 Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))]
 
 
-@router.get("", operation_id="listAccounts", response_model=ListResponse[AccountOut])
+AccountList = ListResponse[AccountOut]
+
+
+def _json(model: AccountOut | ListResponse[AccountOut]) -> Response:
+    # Serialized once by the model's own (Rust) serializer: FastAPI would validate the
+    # returned model against response_model again before serializing it. Same JSON.
+    return Response(model.model_dump_json(by_alias=True), media_type="application/json")
+
+
+@router.get("", operation_id="listAccounts", response_model=AccountList)
+@read_only
 async def list_accounts(
     ctx: Read,
     session: SessionDep,
@@ -41,7 +51,7 @@ async def list_accounts(
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
     crm_id: Annotated[str | None, Query(alias="crmId")] = None,
     owner_id: Annotated[uuid.UUID | None, Query(alias="ownerId")] = None,
-) -> ListResponse[AccountOut]:
+) -> Response:
     """List accounts."""
     items, meta = await service.list_accounts(
         session,
@@ -52,7 +62,7 @@ async def list_accounts(
         crm_id=crm_id,
         owner_id=owner_id,
     )
-    return ListResponse(data=[AccountOut.model_validate(a) for a in items], pagination=meta)
+    return _json(AccountList(data=[AccountOut.model_validate(a) for a in items], pagination=meta))
 
 
 @router.post("", operation_id="createAccount", status_code=201, response_model=AccountOut)
@@ -71,9 +81,10 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
 
 
 @router.get("/{accountId}", operation_id="getAccount", response_model=AccountOut)
-async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> AccountOut:
+@read_only
+async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one account."""
-    return AccountOut.model_validate(await service.read_account(session, ctx, accountId))
+    return _json(AccountOut.model_validate(await service.read_account(session, ctx, accountId)))
 
 
 @router.put("/{accountId}", operation_id="updateAccount", response_model=AccountOut)

@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep
+from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import service
@@ -66,6 +66,7 @@ def _list(items: list[dict], meta: Any) -> Response:
 
 
 @router.get("", operation_id="listPlans", tags=PLANS, response_model=PlanListResponse)
+@read_only
 async def list_plans(
     ctx: Read,
     session: SessionDep,
@@ -101,6 +102,7 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
 
 
 @router.get("/{planId}", operation_id="getPlan", tags=PLANS, response_model=PlanOut)
+@read_only
 async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read a plan with its milestones, goals and tasks."""
     return json_response(await service.plan_view(session, ctx, planId))
