@@ -4,6 +4,7 @@ The same object tells the OpenAPI document the operation's scope and rate-limit 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import Depends, Request
@@ -17,7 +18,7 @@ from salesplan.auth.organization import (
 from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
 from salesplan.auth.tokens import bearer_token, resolve_token
 from salesplan.db import get_session
-from salesplan.errors import Forbidden
+from salesplan.errors import Forbidden, RateLimited
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import GROUPS, is_write
 
@@ -133,14 +134,20 @@ def public(group: Literal["foundation"] = "foundation") -> dict[str, Any]:
     return {"x-scopes": [], "x-rate-limit-group": group, "x-public": True}
 
 
-def limit_by_ip(endpoint: str) -> Any:
+def limit_by_ip(endpoint: str, refusal: Callable[[RateLimited], Exception] | None = None) -> Any:
     """A dependency for unauthenticated endpoints: spend one unit of the per-IP limit.
-    `Depends(limit_by_ip("oauth_token"))`."""
+    `refusal` turns the 429 into the endpoint's own error shape (OAuth answers RFC 6749 bodies);
+    without it the ErrorEnvelope is raised."""
 
     async def dependency(request: Request) -> None:
         limiter: RateLimiter = request.app.state.rate_limiter
         ip = request.client.host if request.client else "unknown"
-        usage = await limiter.consume_ip(ip, endpoint)
+        try:
+            usage = await limiter.consume_ip(ip, endpoint)
+        except RateLimited as exc:
+            if refusal is None:
+                raise
+            raise refusal(exc) from None
         if usage is not None:
             request.scope.setdefault("state", {})["ratelimit_headers"] = usage.headers()
 

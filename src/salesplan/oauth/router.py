@@ -7,10 +7,10 @@ import json
 from typing import Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from salesplan.auth.dependencies import public
+from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes
 from salesplan.auth.tokens import token_hash
 from salesplan.db import SessionDep
@@ -35,30 +35,15 @@ from salesplan.oauth.token import (
     grant_authorization_code,
     grant_client_credentials,
 )
-from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.web.pages import error_page
 from salesplan.web.session import current_user
 
 router = APIRouter(tags=["oauth"])
 
 
-def oauth_ip_limit(endpoint: str) -> Any:
-    """`limit_by_ip`, answering its 429 in the OAuth error shape
-    (`{"error": "rate_limit_exceeded", "error_description"}` + Retry-After)."""
-
-    async def dependency(request: Request) -> None:
-        limiter: RateLimiter = request.app.state.rate_limiter
-        ip = request.client.host if request.client else "unknown"
-        try:
-            usage = await limiter.consume_ip(ip, endpoint)
-        except RateLimited as exc:
-            raise OAuthError(
-                "rate_limit_exceeded", exc.message, status=429, headers=exc.headers
-            ) from None
-        if usage is not None:
-            request.scope.setdefault("state", {})["ratelimit_headers"] = usage.headers()
-
-    return Depends(dependency)
+def _rate_limited(exc: RateLimited) -> OAuthError:
+    """The per-IP 429 in the OAuth error shape (`{"error", "error_description"}` + Retry-After)."""
+    return OAuthError("rate_limit_exceeded", exc.message, status=429, headers=exc.headers)
 
 
 def _metadata_error(description: str) -> OAuthError:
@@ -86,7 +71,7 @@ def _optional_https(body: dict[str, Any], name: str) -> str | None:
     status_code=201,
     operation_id="registerOAuthClient",
     openapi_extra=public(),
-    dependencies=[oauth_ip_limit("oauth_register")],
+    dependencies=[limit_by_ip("oauth_register", _rate_limited)],
 )
 async def register_client(request: Request, session: SessionDep) -> JSONResponse:
     """Register an OAuth client (RFC 7591 dynamic client registration)."""
@@ -208,7 +193,7 @@ def _form_fields(form: Any) -> dict[str, str]:
     "/token",
     operation_id="issueOAuthToken",
     openapi_extra=public(),
-    dependencies=[oauth_ip_limit("oauth_token")],
+    dependencies=[limit_by_ip("oauth_token", _rate_limited)],
 )
 async def issue_token(request: Request, session: SessionDep) -> JSONResponse:
     """Exchange an authorization code, or client credentials, for an access token."""
