@@ -614,10 +614,8 @@ async def archive_child(
     now = utcnow()
     row.archived_at = now
     if model is PlanGoal:
-        for goal_id in await _descendants(session, ctx, plan_id, row_id, archived_at=None):
-            await session.execute(
-                update(PlanGoal).where(PlanGoal.id == goal_id).values(archived_at=now)
-            )
+        descendants = await _descendants(session, ctx, plan_id, row_id, archived_at=None)
+        await _set_goals_archived(session, descendants, now)
     await session.flush()
 
 
@@ -684,6 +682,16 @@ async def _goal_links(
     return {
         r.id: r.parent_goal_id for r in rows if archived_at is None or r.archived_at == archived_at
     }
+
+
+async def _set_goals_archived(
+    session: AsyncSession, goal_ids: list[uuid.UUID], archived_at: datetime | None
+) -> None:
+    """One statement for a whole subtree (the ids come from the plan's scoped goal links)."""
+    if goal_ids:
+        await session.execute(
+            update(PlanGoal).where(PlanGoal.id.in_(goal_ids)).values(archived_at=archived_at)
+        )
 
 
 async def _descendants(
@@ -798,10 +806,8 @@ async def restore_goal(
                 details={"field": "parentGoalId", "id": str(parent.id)},
             )
     # The descendants archived with it come back with it.
-    for child_id in await _descendants(session, ctx, plan_id, goal_id, archived_at=row.archived_at):
-        await session.execute(
-            update(PlanGoal).where(PlanGoal.id == child_id).values(archived_at=None)
-        )
+    descendants = await _descendants(session, ctx, plan_id, goal_id, archived_at=row.archived_at)
+    await _set_goals_archived(session, descendants, None)
     row.archived_at = None
     row.updated_at = utcnow()
     await session.flush()
