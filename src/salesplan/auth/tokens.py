@@ -175,12 +175,8 @@ async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Re
 register_token_kind(API_KEY_PREFIX, _resolve_api_key)
 
 
-def validate_scope_subset(scopes: list[str], allowed: tuple[str, ...] = APPROVED_SCOPES) -> None:
-    bad = (
-        unknown_scopes(scopes)
-        if allowed is APPROVED_SCOPES
-        else [s for s in scopes if s not in allowed]
-    )
+def validate_scope_subset(scopes: list[str]) -> None:
+    bad = unknown_scopes(scopes)
     if bad:
         raise ValidationFailed(
             "Unknown or unapproved scopes: " + ", ".join(bad), details={"scopes": bad}
