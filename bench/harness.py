@@ -87,23 +87,49 @@ class Server:
 
 @contextmanager
 def serve(env: dict[str, str], workers: int = 1) -> Iterator[Server]:
+    """`salesplan serve` (uvicorn) with `workers` processes."""
     port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="salesplan-bench-", suffix=".log", delete=False)
     full_env = os.environ | env | {"SALESPLAN_LOG_LEVEL": "warning", "SALESPLAN_BENCH_ROUTES": "1"}
+    command = [str(BIN / "salesplan"), "serve", "--port", str(port), "--workers", str(workers)]
+    with _running(command, full_env, f"http://127.0.0.1:{port}", "/healthz") as server:
+        yield server
+
+
+@contextmanager
+def serve_floor(workers: int = 1) -> Iterator[Server]:
+    """The bare Starlette floor (bench/floor_app.py) under the same server program, uvicorn, in
+    its own process with the same worker count; its one route is `/floor`."""
+    port = free_port()
+    command = [
+        str(BIN / "uvicorn"),
+        "floor_app:create_app",
+        "--factory",
+        "--app-dir",
+        str(ROOT / "bench"),
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+        "--no-access-log",
+    ]
+    with _running(command, dict(os.environ), f"http://127.0.0.1:{port}", "/floor") as server:
+        yield server
+
+
+@contextmanager
+def _running(command: list[str], env: dict[str, str], url: str, ready: str) -> Iterator[Server]:
+    log = tempfile.NamedTemporaryFile(prefix="salesplan-bench-", suffix=".log", delete=False)
     process = subprocess.Popen(
-        [str(BIN / "salesplan"), "serve", "--port", str(port), "--workers", str(workers)],
-        env=full_env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
     while time.time() < deadline:
         if process.poll() is not None:
             raise SystemExit(f"server exited; see {log.name}")
         try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+            if httpx.get(url + ready, timeout=1).status_code == 200:
                 break
         except httpx.HTTPError:
             time.sleep(0.2)

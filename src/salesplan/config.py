@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     smtp_from: str = "salesplan@localhost"
     worker_in_process: bool | None = None
     db_pool_size: int = 10
+    # Connections the embedded SQLite default keeps open (one writer at a time either way).
+    sqlite_pool_size: int = 5
     db_max_overflow: int = 10
     # Ping each pooled connection when a request checks it out (one round trip per request): a
     # connection killed by a database restart is replaced instead of failing a request. Off,
