@@ -5,6 +5,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
+# `make run PORT=8200 HOST=0.0.0.0`: links and discovery documents follow (SALESPLAN_PUBLIC_URL
+# overrides them behind a proxy).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint format venv clean
 
@@ -18,7 +22,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/salesplan serve
+	$(BIN)/salesplan serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -76,6 +77,11 @@ def ensure_migrated(settings: Settings) -> None:
         upgrade(settings.database_url)
 
 
+def served_origin(host: str, port: int) -> str:
+    """`http://{host}:{port}`, with an IPv6 address in brackets."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 @app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
@@ -93,6 +99,10 @@ def serve(
     if not settings.is_sqlite and not settings.secret_key:
         fail("SALESPLAN_SECRET_KEY is required with PostgreSQL.")
     ensure_migrated(settings)
+    if "public_url" not in settings.model_fields_set:
+        # Links (discovery, mapUrl, WWW-Authenticate) name the origin actually served. Through
+        # the environment, so that every worker process's Settings() reads it.
+        os.environ["SALESPLAN_PUBLIC_URL"] = served_origin(host, port)
     err.print(f"salesplan serving on http://{host}:{port} (API at /api/v1, docs at /docs)")
     uvicorn.run(
         "salesplan.app:create_app",
