@@ -295,8 +295,11 @@ class McpEndpoint:
         except AppError as exc:
             headers = dict(exc.headers)
             if exc.status == 401:
+                # Keep the error's own parameters (error="invalid_token", …) after the metadata.
+                params = headers.get("WWW-Authenticate", "Bearer").removeprefix("Bearer").strip()
                 headers["WWW-Authenticate"] = (
                     f'Bearer resource_metadata="{resource_metadata_url(self.settings)}"'
+                    + (f", {params}" if params else "")
                 )
             response = error_response(exc.status, exc.code, exc.message, exc.details, headers)
             await response(scope, receive, send)
