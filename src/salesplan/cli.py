@@ -95,7 +95,7 @@ def check_password(password: str) -> None:
 
 
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {message}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 
@@ -128,10 +128,24 @@ def run_in_session(
 
 def ensure_migrated(settings: Settings) -> None:
     """The embedded SQLite database is migrated automatically; PostgreSQL needs `migrate`."""
-    from salesplan.migrate import upgrade
-
     if settings.is_sqlite:
-        upgrade(settings.database_url)
+        upgrade_or_fail(settings.database_url)
+
+
+def upgrade_or_fail(database_url: str) -> None:
+    """Apply migrations; a database that cannot be reached is one line saying what to do."""
+    from salesplan.migrate import connection_problem, missing_folder, upgrade
+
+    folder = missing_folder(database_url)
+    if folder:
+        fail(folder)
+    try:
+        upgrade(database_url)
+    except Exception as exc:
+        problem = connection_problem(exc, database_url)
+        if problem is None:
+            raise
+        fail(problem)
 
 
 def served_origin(host: str, port: int) -> str:
@@ -177,10 +191,8 @@ def serve(
 @app.command()
 def migrate() -> None:
     """Apply database migrations (Alembic)."""
-    from salesplan.migrate import upgrade
-
     settings = Settings()
-    upgrade(settings.database_url)
+    upgrade_or_fail(settings.database_url)
     err.print("database is up to date")
 
 
