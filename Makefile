@@ -3,22 +3,37 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
+# `make run` installs the runtime only; `make test`, `lint` and `format` add the dev extras
+# (pytest, ruff, mypy, Playwright) to the same .venv.
+RUNTIME := $(VENV)/.installed-runtime-$(SUM)
+STAMP := $(VENV)/.installed-dev-$(SUM)
 PYTEST_ARGS ?=
+# `make run PORT=8200 HOST=0.0.0.0`: links and discovery documents follow (SALESPLAN_PUBLIC_URL
+# overrides them behind a proxy).
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test lint format venv clean
+
+$(RUNTIME): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet -e .
+	@rm -f $(VENV)/.installed-runtime-* $(VENV)/.installed-[0-9]*
+	@touch $(RUNTIME)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@rm -f $(VENV)/.installed-*
-	@touch $(STAMP)
+	@touch $(STAMP) $(RUNTIME)
 
 venv: $(STAMP)
 
-run: $(STAMP)
-	$(BIN)/salesplan serve
+run: $(RUNTIME)
+	$(BIN)/salesplan serve --host $(HOST) --port $(PORT)
 
 test: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)

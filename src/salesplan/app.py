@@ -107,7 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         title="salesplan",
         version=__version__,
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # served from the package's assets below (web/docs.py), not a CDN
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -143,6 +143,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     include_flat(app, web_router)
     include_flat(app, maps_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    from salesplan.web.docs import install_docs
+
+    install_docs(app, f"{API_PREFIX}/openapi.json")
     routers = api_routers()
     app.state.requirements = collect_requirements([router for _, router, _ in routers])
     for prefix, router, in_schema in routers:

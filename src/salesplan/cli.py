@@ -4,23 +4,39 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
+from typer.core import TyperOption
 
+from salesplan import __version__
 from salesplan.config import Settings
 from salesplan.errors import AppError
 
 T = TypeVar("T")
+MIN_PASSWORD = 12  # NIST SP 800-63B: length, no composition rules
+
+
+def _option_label(self: TyperOption, ctx: Any) -> str | None:
+    """`--scope SCOPE` in --help, not typer's `<list[str]>`: the metavar, else click's word."""
+    if self.is_flag:
+        return None
+    return self.metavar or str(cast(Any, self).type.name).upper()  # click.Parameter.type
+
+
+TyperOption.display_type_rich = _option_label  # type: ignore[method-assign,assignment]
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="salesplan server and admin.")
-admin = typer.Typer(no_args_is_help=True, help="Create organizations, users, keys and apps.")
+admin = typer.Typer(
+    no_args_is_help=True, help="Organizations, users, passwords, API keys and OAuth apps."
+)
 app.add_typer(admin, name="admin")
 err = Console(stderr=True)
 
@@ -36,8 +52,50 @@ def emit(data: dict[str, Any], title: str = "") -> None:
     Console().print(table)
 
 
+def emit_rows(rows: list[dict[str, Any]], title: str) -> None:
+    """A JSON array when piped, a table with a header row on a terminal."""
+    if not sys.stdout.isatty():
+        print(json.dumps(rows, default=str))
+        return
+    table = Table(title=title)
+    for column in rows[0] if rows else ["(none)"]:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*("" if v is None else _cell(v) for v in row.values()))
+    Console().print(table)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"salesplan {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """salesplan server and admin."""
+
+
+def check_password(password: str) -> None:
+    if len(password) < MIN_PASSWORD:
+        fail(f"the password must be at least {MIN_PASSWORD} characters (a passphrase is fine).")
+
+
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {message}", soft_wrap=True, highlight=False)
     raise typer.Exit(code)
 
 
@@ -70,17 +128,38 @@ def run_in_session(
 
 def ensure_migrated(settings: Settings) -> None:
     """The embedded SQLite database is migrated automatically; PostgreSQL needs `migrate`."""
-    from salesplan.migrate import upgrade
-
     if settings.is_sqlite:
-        upgrade(settings.database_url)
+        upgrade_or_fail(settings.database_url)
+
+
+def upgrade_or_fail(database_url: str) -> None:
+    """Apply migrations; a database that cannot be reached is one line saying what to do."""
+    from salesplan.migrate import connection_problem, missing_folder, upgrade
+
+    folder = missing_folder(database_url)
+    if folder:
+        fail(folder)
+    try:
+        upgrade(database_url)
+    except Exception as exc:
+        problem = connection_problem(exc, database_url)
+        if problem is None:
+            raise
+        fail(problem)
+
+
+def served_origin(host: str, port: int) -> str:
+    """`http://{host}:{port}`, with an IPv6 address in brackets."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind.")] = 8000,
-    workers: Annotated[int, typer.Option(help="Worker processes (PostgreSQL + Redis).")] = 1,
+    host: Annotated[str, typer.Option(metavar="HOST", help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(metavar="PORT", help="Port to bind.")] = 8000,
+    workers: Annotated[
+        int, typer.Option(metavar="N", help="Worker processes (PostgreSQL + Redis).")
+    ] = 1,
 ) -> None:
     """Serve REST, MCP, OAuth and the web pages (migrates the embedded database first)."""
     import uvicorn
@@ -93,6 +172,10 @@ def serve(
     if not settings.is_sqlite and not settings.secret_key:
         fail("SALESPLAN_SECRET_KEY is required with PostgreSQL.")
     ensure_migrated(settings)
+    if "public_url" not in settings.model_fields_set:
+        # Links (discovery, mapUrl, WWW-Authenticate) name the origin actually served. Through
+        # the environment, so that every worker process's Settings() reads it.
+        os.environ["SALESPLAN_PUBLIC_URL"] = served_origin(host, port)
     err.print(f"salesplan serving on http://{host}:{port} (API at /api/v1, docs at /docs)")
     uvicorn.run(
         "salesplan.app:create_app",
@@ -108,10 +191,8 @@ def serve(
 @app.command()
 def migrate() -> None:
     """Apply database migrations (Alembic)."""
-    from salesplan.migrate import upgrade
-
     settings = Settings()
-    upgrade(settings.database_url)
+    upgrade_or_fail(settings.database_url)
     err.print("database is up to date")
 
 
@@ -125,6 +206,7 @@ def demo() -> None:
     emit(
         {
             "organizationId": result.organization_id,
+            "userId": result.user_id,
             "signIn": f"{settings.public_url}/login",
             "email": result.email,
             "password": result.password,
@@ -144,7 +226,9 @@ def _uuid(value: str, what: str) -> uuid.UUID:
 
 
 @admin.command("create-org")
-def create_org(name: Annotated[str, typer.Option("--name", help="Organization name.")]) -> None:
+def create_org(
+    name: Annotated[str, typer.Option("--name", metavar="NAME", help="Organization name.")],
+) -> None:
     """Create an organization; prints {"id": …}."""
     from salesplan.organizations.service import create_organization
 
@@ -157,16 +241,27 @@ def create_org(name: Annotated[str, typer.Option("--name", help="Organization na
 
 @admin.command("create-user")
 def create_user(
-    org: Annotated[str, typer.Option("--org", help="Organization id.")],
-    email: Annotated[str, typer.Option("--email")],
-    password: Annotated[str | None, typer.Option("--password")] = None,
-    role: Annotated[str, typer.Option("--role", help="admin, member or consultant.")] = "member",
-    name: Annotated[str | None, typer.Option("--name", help="Full name.")] = None,
+    org: Annotated[str, typer.Option("--org", metavar="ORG_ID", help="Organization id.")],
+    email: Annotated[str, typer.Option("--email", metavar="EMAIL")],
+    password: Annotated[
+        str | None,
+        typer.Option(
+            "--password",
+            metavar="PASSWORD",
+            help=f"At least {MIN_PASSWORD} characters; needed for a new user.",
+        ),
+    ] = None,
+    role: Annotated[
+        str, typer.Option("--role", metavar="ROLE", help="admin, member or consultant.")
+    ] = "member",
+    name: Annotated[str | None, typer.Option("--name", metavar="NAME", help="Full name.")] = None,
 ) -> None:
     """Add a user (or a membership of an existing user); prints {"id": …}."""
     from salesplan.organizations.service import add_user
 
     org_id = _uuid(org, "--org")
+    if password is not None:
+        check_password(password)
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         user = await add_user(
@@ -184,14 +279,16 @@ def create_user(
 
 @admin.command("create-api-key")
 def create_api_key_cmd(
-    user: Annotated[str, typer.Option("--user", help="User id.")],
+    user: Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")],
     scope: Annotated[
-        list[str] | None, typer.Option("--scope", help="Repeat; all when omitted.")
+        list[str] | None,
+        typer.Option("--scope", metavar="SCOPE", help="Repeat; all when omitted."),
     ] = None,
     org: Annotated[
-        list[str] | None, typer.Option("--org", help="Limit to these organizations.")
+        list[str] | None,
+        typer.Option("--org", metavar="ORG_ID", help="Limit to these organizations."),
     ] = None,
-    name: Annotated[str, typer.Option("--name")] = "cli",
+    name: Annotated[str, typer.Option("--name", metavar="NAME")] = "cli",
 ) -> None:
     """Create a partner API key; prints {"id": …, "key": …}. The key is shown only once."""
     from salesplan.auth.tokens import create_api_key
@@ -210,21 +307,38 @@ def create_api_key_cmd(
 
 @admin.command("create-oauth-app")
 def create_oauth_app_cmd(
-    user: Annotated[str, typer.Option("--user", help="Owner user id.")],
-    name: Annotated[str, typer.Option("--name", help="App name (shown on consent).")],
+    user: Annotated[str, typer.Option("--user", metavar="USER_ID", help="Owner user id.")],
+    name: Annotated[
+        str, typer.Option("--name", metavar="NAME", help="App name (shown on consent).")
+    ],
     scope: Annotated[
-        list[str] | None, typer.Option("--scope", help="Repeat; all when omitted.")
+        list[str] | None,
+        typer.Option("--scope", metavar="SCOPE", help="Repeat; all when omitted."),
     ] = None,
     org: Annotated[
         list[str] | None,
-        typer.Option("--org", help="Organizations it reaches; default: the owner's, now."),
+        typer.Option(
+            "--org",
+            metavar="ORG_ID",
+            help="Organizations it reaches; default: the owner's, now.",
+        ),
     ] = None,
     redirect_uri: Annotated[
-        list[str] | None, typer.Option("--redirect-uri", help="Repeat for several.")
+        list[str] | None,
+        typer.Option(
+            "--redirect-uri",
+            metavar="URI",
+            help="Repeat for several; required for authorization_code.",
+        ),
     ] = None,
     grant: Annotated[
         list[str] | None,
-        typer.Option("--grant", help="authorization_code and/or client_credentials (both)."),
+        typer.Option(
+            "--grant",
+            metavar="GRANT",
+            help="authorization_code and/or client_credentials; default: both with "
+            "--redirect-uri, else client_credentials.",
+        ),
     ] = None,
 ) -> None:
     """Create an OAuth app; prints {"client_id", "client_secret"}. The secret is shown once."""
@@ -232,6 +346,11 @@ def create_oauth_app_cmd(
 
     user_id = _uuid(user, "--user")
     org_ids = [_uuid(o, "--org") for o in org] if org else None
+    if not grant:
+        grant = ["authorization_code", "client_credentials"] if redirect_uri else None
+        grant = grant or ["client_credentials"]
+    if "authorization_code" in grant and not redirect_uri:
+        fail("an authorization_code app needs at least one --redirect-uri.")
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         app, secret = await create_oauth_app(
@@ -241,7 +360,7 @@ def create_oauth_app_cmd(
             scopes=scope or None,
             organization_ids=org_ids,
             redirect_uris=redirect_uri or [],
-            grant_types=grant or None,
+            grant_types=grant,
         )
         return {
             "client_id": app.client_id,
@@ -251,6 +370,198 @@ def create_oauth_app_cmd(
         }
 
     emit(run_in_session(go), "OAuth app (secret shown once)")
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+@admin.command("list-users")
+def list_users(
+    org: Annotated[
+        str | None, typer.Option("--org", metavar="ORG_ID", help="Only this organization.")
+    ] = None,
+) -> None:
+    """List users with their organizations and roles."""
+    from sqlalchemy import select
+
+    from salesplan.models.identity import Membership, User
+
+    org_id = _uuid(org, "--org") if org else None
+
+    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+        query = (
+            select(User, Membership.organization_id, Membership.role)
+            .outerjoin(Membership, Membership.user_id == User.id)
+            .order_by(User.email, Membership.organization_id)
+        )
+        if org_id is not None:
+            query = query.where(Membership.organization_id == org_id)
+        users: dict[uuid.UUID, dict[str, Any]] = {}
+        for user, organization_id, role in (await session.execute(query)).all():
+            row = users.setdefault(
+                user.id,
+                {"id": str(user.id), "email": user.email, "name": user.full_name, "roles": []},
+            )
+            if organization_id is not None:
+                row["roles"].append(f"{organization_id}:{role}")
+        return list(users.values())
+
+    emit_rows(run_in_session(go), "users")
+
+
+@admin.command("set-password")
+def set_password(
+    user: Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")],
+    password: Annotated[
+        str,
+        typer.Option(
+            "--password",
+            metavar="PASSWORD",
+            prompt=True,
+            hide_input=True,
+            confirmation_prompt=True,
+            help=f"At least {MIN_PASSWORD} characters; asked for when omitted.",
+        ),
+    ],
+) -> None:
+    """Set a user's password; the user's browser sessions are signed out."""
+    from sqlalchemy import delete
+
+    from salesplan.auth.passwords import hash_password
+    from salesplan.errors import NotFound
+    from salesplan.models.identity import User
+    from salesplan.models.oauth import WebSession
+
+    user_id = _uuid(user, "--user")
+    check_password(password)
+
+    async def go(session: AsyncSession) -> dict[str, Any]:
+        row = await session.get(User, user_id)
+        if row is None:
+            raise NotFound("User not found.", details={"id": str(user_id)})
+        row.password_hash = hash_password(password)
+        await session.execute(delete(WebSession).where(WebSession.user_id == user_id))
+        return {"id": str(row.id), "email": row.email, "passwordChanged": True}
+
+    emit(run_in_session(go), "password set")
+
+
+def _key_row(key: Any) -> dict[str, Any]:
+    return {
+        "id": str(key.id),
+        "name": key.name,
+        "userId": str(key.user_id),
+        "prefix": key.key_prefix,
+        "scopes": list(key.scopes),
+        "createdAt": _iso(key.created_at),
+        "lastUsedAt": _iso(key.last_used_at),
+        "expiresAt": _iso(key.expires_at),
+        "revokedAt": _iso(key.revoked_at),
+    }
+
+
+@admin.command("list-api-keys")
+def list_api_keys(
+    user: Annotated[
+        str | None, typer.Option("--user", metavar="USER_ID", help="Only this user's keys.")
+    ] = None,
+) -> None:
+    """List API keys (never the keys themselves), revoked ones included."""
+    from sqlalchemy import select
+
+    from salesplan.models.identity import ApiKey
+
+    user_id = _uuid(user, "--user") if user else None
+
+    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+        query = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
+        if user_id is not None:
+            query = query.where(ApiKey.user_id == user_id)
+        return [_key_row(k) for k in (await session.execute(query)).scalars()]
+
+    emit_rows(run_in_session(go), "API keys")
+
+
+@admin.command("revoke-api-key")
+def revoke_api_key_cmd(
+    key_id: Annotated[str, typer.Option("--id", metavar="KEY_ID", help="The key's id.")],
+) -> None:
+    """Revoke an API key: it stops working at once (other server processes within seconds)."""
+    from salesplan.auth.tokens import revoke_api_key
+    from salesplan.errors import NotFound
+    from salesplan.models.identity import ApiKey
+
+    ident = _uuid(key_id, "--id")
+
+    async def go(session: AsyncSession) -> dict[str, Any]:
+        key = await session.get(ApiKey, ident)
+        if key is None:
+            raise NotFound("API key not found.", details={"id": str(ident)})
+        await revoke_api_key(session, user_id=key.user_id, key_id=key.id)
+        return _key_row(key)
+
+    emit(run_in_session(go), "API key revoked")
+
+
+def _app_row(app: Any) -> dict[str, Any]:
+    return {
+        "id": str(app.id),
+        "clientId": app.client_id,
+        "name": app.name,
+        "ownerUserId": str(app.owner_user_id) if app.owner_user_id else None,
+        "grantTypes": list(app.grant_types),
+        "scopes": list(app.scopes),
+        "redirectUris": list(app.redirect_uris),
+        "dynamic": app.dynamic,
+        "createdAt": _iso(app.created_at),
+    }
+
+
+@admin.command("list-oauth-apps")
+def list_oauth_apps(
+    user: Annotated[
+        str | None, typer.Option("--user", metavar="USER_ID", help="Only apps this user owns.")
+    ] = None,
+) -> None:
+    """List OAuth apps, those registered dynamically by MCP clients included."""
+    from sqlalchemy import select
+
+    from salesplan.models.oauth import OAuthApp
+
+    user_id = _uuid(user, "--user") if user else None
+
+    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+        query = select(OAuthApp).order_by(OAuthApp.created_at, OAuthApp.id)
+        if user_id is not None:
+            query = query.where(OAuthApp.owner_user_id == user_id)
+        return [_app_row(a) for a in (await session.execute(query)).scalars()]
+
+    emit_rows(run_in_session(go), "OAuth apps")
+
+
+@admin.command("revoke-oauth-app")
+def revoke_oauth_app(
+    client_id: Annotated[
+        str, typer.Option("--client-id", metavar="CLIENT_ID", help="The app's client_id.")
+    ],
+) -> None:
+    """Delete an OAuth app with its codes and tokens: they stop working at once."""
+    from salesplan.auth.tokens import principal_cache
+    from salesplan.errors import NotFound
+    from salesplan.oauth.apps import app_by_client_id
+
+    async def go(session: AsyncSession) -> dict[str, Any]:
+        found = await app_by_client_id(session, client_id)
+        if found is None:
+            raise NotFound("OAuth app not found.", details={"clientId": client_id})
+        row = _app_row(found)
+        await session.delete(found)
+        await session.flush()
+        principal_cache.invalidate_app(found.id)
+        return row | {"revoked": True}
+
+    emit(run_in_session(go), "OAuth app revoked")
 
 
 def _register_import() -> None:

@@ -28,6 +28,7 @@ DEMO_LOADERS: list[DemoLoader] = []
 @dataclass
 class DemoResult:
     organization_id: str
+    user_id: str
     email: str
     password: str
     api_key: str
@@ -55,7 +56,7 @@ async def load_demo(session: AsyncSession) -> DemoResult:
     else:
         user = (await session.execute(select(User).where(User.email == DEMO_EMAIL))).scalar_one()
     _, raw = await create_api_key(session, user_id=user.id, name="demo")
-    return DemoResult(str(org.id), DEMO_EMAIL, DEMO_PASSWORD, raw, created)
+    return DemoResult(str(org.id), str(user.id), DEMO_EMAIL, DEMO_PASSWORD, raw, created)
 
 
 async def _load_crm(session: AsyncSession, org: Organization, user: User) -> None:

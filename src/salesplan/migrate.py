@@ -8,7 +8,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, make_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -38,3 +38,54 @@ def is_current(connection: Connection) -> bool:
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     current = MigrationContext.configure(connection).get_current_revision()
     return bool(current == head)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception, its causes and the driver's own error (SQLAlchemy's `orig`)."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        item = todo.pop()
+        if item is None or any(item is s for s in seen):
+            continue
+        seen.append(item)
+        todo += [item.__cause__, item.__context__, getattr(item, "orig", None)]
+    return seen
+
+
+def missing_folder(database_url: str) -> str | None:
+    """A SQLite file in a folder that does not exist (checked before aiosqlite trips on it)."""
+    url = make_url(database_url)
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return None
+    folder = Path(url.database).expanduser().parent
+    if folder.is_dir():
+        return None
+    return f"cannot open the SQLite database {url.database}: create the folder {folder}."
+
+
+def connection_problem(exc: BaseException, database_url: str) -> str | None:
+    """One line saying what to do when the database cannot be reached, else None."""
+    url = make_url(database_url)
+    texts = " ".join(str(e) for e in _chain(exc))
+    if url.get_backend_name() == "sqlite":
+        if "unable to open database file" in texts:
+            folder = Path(url.database or ".").expanduser().parent
+            return f"cannot open the SQLite database {url.database}: create the folder {folder}."
+        return None
+    where = f"{url.host or 'localhost'}:{url.port or 5432}"
+    name = url.database or "postgres"
+    if any(type(e).__name__ == "InvalidCatalogNameError" for e in _chain(exc)) or (
+        f'database "{name}" does not exist' in texts
+    ):
+        user = f" -U {url.username}" if url.username else ""
+        return (
+            f'database "{name}" does not exist on {where}: create it first, e.g. '
+            f"createdb -h {url.host or 'localhost'} -p {url.port or 5432}{user} {name} "
+            "(see docs/deployment.md)."
+        )
+    if any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)):
+        return f"cannot connect to PostgreSQL at {where}: is it running?"
+    if "password authentication failed" in texts:
+        return f"PostgreSQL at {where} refused the user or password of SALESPLAN_DATABASE_URL."
+    return None

@@ -47,7 +47,7 @@ async def test_admin_commands_print_json_and_create_a_working_key(cli_db: str) -
         "--email",
         "Hank@Globex.com",
         "--password",
-        "pw-123456",
+        "pw-123456-passphrase",
         "--role",
         "admin",
         "--name",
@@ -82,7 +82,7 @@ async def test_duplicate_email_in_org_is_a_clear_error(cli_db: str) -> None:
         "--email",
         "p@initech.com",
         "--password",
-        "x1234567",
+        "x1234567-passphrase",
     )
     assert run_cli(cli_db, *args).returncode == 0
     again = run_cli(cli_db, *args)
@@ -100,7 +100,7 @@ async def test_unknown_org_is_a_clear_error(cli_db: str) -> None:
         "--email",
         "a@b.co",
         "--password",
-        "x1234567",
+        "x1234567-passphrase",
     )
     assert result.returncode == 1 and "Organization not found" in result.stderr
     bad = run_cli(cli_db, "admin", "create-user", "--org", "acme", "--email", "a@b.co")
@@ -119,7 +119,7 @@ async def test_unknown_scope_is_a_clear_error(cli_db: str) -> None:
             "--email",
             "u@umbrella.com",
             "--password",
-            "x1234567",
+            "x1234567-passphrase",
         ).stdout
     )["id"]
     result = run_cli(cli_db, "admin", "create-api-key", "--user", user_id, "--scope", "root:all")

@@ -16,7 +16,7 @@ async def test_create_oauth_app_prints_credentials_that_work(
     org_id = json.loads(run_cli(cli_db, "admin", "create-org", "--name", "Initech").stdout)["id"]
     user = run_cli(
         cli_db, "admin", "create-user", "--org", org_id, "--email", "peter@initech.com",
-        "--password", "pw-123456",
+        "--password", "pw-123456-passphrase",
     )  # fmt: skip
     user_id = json.loads(user.stdout)["id"]
     result = run_cli(
@@ -59,7 +59,7 @@ async def test_create_oauth_app_refuses_unknown_scopes_and_grants(cli_db: str) -
     org_id = json.loads(run_cli(cli_db, "admin", "create-org", "--name", "Hooli").stdout)["id"]
     user = run_cli(
         cli_db, "admin", "create-user", "--org", org_id, "--email", "gavin@hooli.com",
-        "--password", "pw-123456",
+        "--password", "pw-123456-passphrase",
     )  # fmt: skip
     user_id = json.loads(user.stdout)["id"]
     bad_scope = run_cli(

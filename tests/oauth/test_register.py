@@ -101,9 +101,23 @@ async def test_missing_redirect_uris_is_invalid_redirect_uri(client: httpx.Async
     assert response.json()["error"] == "invalid_redirect_uri"
 
 
+async def test_refresh_token_grant_is_accepted_and_dropped(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        REGISTER, json=client_body(grant_types=["authorization_code", "refresh_token"])
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["grant_types"] == ["authorization_code"]
+
+
 @pytest.mark.parametrize(
     "grants",
-    [["client_credentials"], ["authorization_code", "refresh_token"], ["implicit"], "code"],
+    [
+        ["client_credentials"],
+        ["authorization_code", "client_credentials"],
+        ["refresh_token"],
+        ["implicit"],
+        "code",
+    ],
 )
 async def test_grant_types_other_than_authorization_code_are_refused(
     client: httpx.AsyncClient, grants: object

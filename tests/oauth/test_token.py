@@ -534,3 +534,38 @@ async def test_app_reaches_its_org_limits_else_the_owners_organizations_at_creat
     )
     assert unreachable.status_code == 404
     assert uuid.UUID(str(third.id))
+
+
+async def test_mcp_token_on_the_rest_api_says_whom_it_was_issued_for(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    code, verifier = await code_for(signed_in, oauth_app, resource="http://testserver/mcp")
+    token = (
+        await exchange(signed_in, oauth_app, code, verifier, resource="http://testserver/mcp")
+    ).json()["access_token"]
+    response = await signed_in.get(ORGS, headers=bearer(token))
+    assert response.status_code == 401
+    message = response.json()["error"]["message"]
+    assert response.json()["error"]["code"] == "unauthorized"
+    assert message.startswith("The bearer token was issued for http://testserver/mcp")
+    assert response.headers["www-authenticate"] == (
+        f'Bearer error="invalid_token", error_description="{message}"'
+    )
+
+
+async def test_rest_token_at_mcp_says_whom_it_was_issued_for(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    code, verifier = await code_for(signed_in, oauth_app)
+    token = (await exchange(signed_in, oauth_app, code, verifier)).json()["access_token"]
+    response = await signed_in.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers=bearer(token) | {"Accept": "application/json, text/event-stream"},
+    )
+    assert response.status_code == 401
+    message = response.json()["error"]["message"]
+    assert message.startswith("The bearer token was issued for the REST API")
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer resource_metadata="http://testserver/.well-known/')
+    assert challenge.endswith(f', error="invalid_token", error_description="{message}"')

@@ -94,7 +94,7 @@ async def test_four_workers_share_one_bucket_exactly(
         "--email",
         "workers@example.com",
         "--password",
-        "pw-123456",
+        "pw-123456-passphrase",
         "--role",
         "admin",
     )

@@ -155,6 +155,8 @@ async def test_developer_settings_create_a_key_that_works(
     await page.get_by_role("heading", name="Developer settings").wait_for()
     await page.get_by_text("Create an API key").click()
     await page.locator("#key-name").fill("Browser key")
+    # No scope is ticked for the user: the key gets only what they choose.
+    await page.get_by_label("organizations:read").first.check()
     await page.get_by_role("button", name="Create key").click()
     key_box = page.get_by_label("API key")
     await key_box.wait_for()

@@ -297,3 +297,49 @@ async def test_sign_out_page_offers_a_csrf_protected_button(
     assert (await client.post("/logout", data={"csrf_token": "forged"})).status_code == 400
     response = await client.post("/logout", data={"csrf_token": csrf_of(page.text)})
     assert response.status_code == 303
+
+
+async def test_no_scope_is_ticked_for_a_new_key(dev: httpx.AsyncClient) -> None:
+    page = (await dev.get(DEV)).text
+    key_form = page[page.index('action="/settings/developer/keys"') :]
+    key_form = key_form[: key_form.index("</form>")]
+    assert 'name="scopes"' in key_form
+    assert not re.search(r"<input[^>]*\bchecked\b", key_form)
+
+
+async def test_a_refused_app_keeps_the_form_and_quotes_the_whole_bad_value(
+    dev: httpx.AsyncClient, actor: Actor
+) -> None:
+    bad = "http://example.com/oauth callback"
+    await post_form(
+        dev,
+        DEV + "/apps",
+        {
+            "name": "Partner portal",
+            "description": "Syncs accounts nightly",
+            "redirect_uris": f"https://ok.example.com/cb\n{bad}",
+            "grant_types": ["authorization_code"],
+            "scopes": ["accounts:read"],
+            "organizations": [str(actor.org.id)],
+        },
+    )
+    page = (await dev.get(DEV)).text
+    assert f"{bad!r}: plain http is allowed only on loopback".replace("'", "&#39;") in page
+    app_form = page[page.index('action="/settings/developer/apps"') :]
+    app_form = app_form[: app_form.index("</form>")]
+    assert 'value="Partner portal"' in app_form and 'value="Syncs accounts nightly"' in app_form
+    assert f"https://ok.example.com/cb\n{bad}</textarea>" in app_form
+    assert re.search(r'value="accounts:read"[^>]*checked', app_form)
+    assert not re.search(r'value="client_credentials"[^>]*checked', app_form)
+    assert re.search(rf'value="{actor.org.id}"[^>]*checked', app_form)
+    # Shown once: the next visit starts from an empty form.
+    again = (await dev.get(DEV)).text
+    assert "Partner portal" not in again
+
+
+async def test_a_refused_key_keeps_the_form(dev: httpx.AsyncClient) -> None:
+    await post_form(dev, DEV + "/keys", {"name": "Nightly sync", "scopes": []})
+    page = (await dev.get(DEV)).text
+    assert "Choose at least one scope" in page
+    key_form = page[page.index('action="/settings/developer/keys"') :]
+    assert 'value="Nightly sync"' in key_form[: key_form.index("</form>")]

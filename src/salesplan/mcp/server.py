@@ -23,7 +23,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError
 from starlette.authentication import AuthCredentials
 from starlette.requests import Request
@@ -35,7 +35,13 @@ from salesplan.auth.dependencies import authenticate, check_scope, check_user_ba
 from salesplan.auth.organization import resolve_organization
 from salesplan.auth.principal import Principal
 from salesplan.config import Settings
-from salesplan.errors import AppError, Unauthorized, ValidationFailed, error_response
+from salesplan.errors import (
+    AppError,
+    OrganizationRequired,
+    Unauthorized,
+    ValidationFailed,
+    error_response,
+)
 from salesplan.errors import validation_errors as render_validation_errors
 from salesplan.mcp.call import OrganizationMemory, ToolCall
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
@@ -155,6 +161,30 @@ def _validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         ) from None
 
 
+MCP_ORGANIZATION_REQUIRED = (
+    "Several organizations are reachable: call setActiveOrganization once, "
+    "or pass headers.xOrganizationId on this call."
+)
+
+
+def _resolve_organization(principal: Principal, named: uuid.UUID | None) -> uuid.UUID:
+    """REST's rule, with an MCP client's words for naming an organization."""
+    try:
+        return resolve_organization(principal, named)
+    except OrganizationRequired as exc:
+        raise OrganizationRequired(MCP_ORGANIZATION_REQUIRED, details=exc.details) from None
+
+
+def permitted(principal: Principal | None, spec: ToolSpec) -> bool:
+    """Whether the token may call the tool at all (scope, user-backed): tools/list shows only
+    these, so that agents choose among tools they can use."""
+    if principal is None:
+        return False
+    if spec.scope is not None and spec.scope not in principal.scopes:
+        return False
+    return principal.user_backed or not spec.user_token
+
+
 async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) -> CallToolResult:
     """Authenticate (done by the endpoint) → rate limit → scope → organization → arguments →
     the adapter in one transaction. Every failure is a tool error with the REST envelope."""
@@ -183,9 +213,9 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) 
         named = _named_organization(headers)
         organization_id: uuid.UUID | None = None
         if spec.organization:
-            organization_id = resolve_organization(principal, named or remembered)
+            organization_id = _resolve_organization(principal, named or remembered)
         elif named is not None:
-            resolve_organization(principal, named)
+            _resolve_organization(principal, named)
         args = _validate_arguments(spec, {k: v for k, v in arguments.items() if k != "headers"})
         async with app.state.sessionmaker() as session:
             call = ToolCall(
@@ -261,7 +291,7 @@ def build_server() -> MCPServer:
     if placeholder is not None:
         root.addHandler(placeholder)
     try:
-        return MCPServer(
+        server = MCPServer(
             "salesplan",
             version=__version__,
             instructions=INSTRUCTIONS,
@@ -270,6 +300,26 @@ def build_server() -> MCPServer:
     finally:
         if placeholder is not None:
             root.removeHandler(placeholder)
+    lowlevel = server._lowlevel_server
+    # No prompts or resources: do not advertise them (capabilities follow the handlers).
+    for method in [
+        m for m in lowlevel._request_handlers if m.startswith(("prompts/", "resources/"))
+    ]:
+        del lowlevel._request_handlers[method]
+    listing = lowlevel.get_request_handler("tools/list")
+    assert listing is not None
+
+    async def list_permitted_tools(ctx: Any, params: Any) -> ListToolsResult:
+        result = await listing.handler(ctx, params)
+        assert isinstance(result, ListToolsResult)
+        request = getattr(ctx, "request", None)
+        state = request.scope.get("state", {}) if isinstance(request, Request) else {}
+        principal = state.get(PRINCIPAL_KEY)
+        result.tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+        return result
+
+    lowlevel.add_request_handler("tools/list", listing.params_type, list_permitted_tools)
+    return server
 
 
 # --- HTTP: authentication in front of the SDK's session manager ---------------------------------
@@ -295,8 +345,11 @@ class McpEndpoint:
         except AppError as exc:
             headers = dict(exc.headers)
             if exc.status == 401:
+                # Keep the error's own parameters (error="invalid_token", …) after the metadata.
+                params = headers.get("WWW-Authenticate", "Bearer").removeprefix("Bearer").strip()
                 headers["WWW-Authenticate"] = (
                     f'Bearer resource_metadata="{resource_metadata_url(self.settings)}"'
+                    + (f", {params}" if params else "")
                 )
             response = error_response(exc.status, exc.code, exc.message, exc.details, headers)
             await response(scope, receive, send)

@@ -21,6 +21,7 @@ from salesplan.auth.tokens import (
     token_hash,
     user_organizations,
 )
+from salesplan.errors import Unauthorized
 from salesplan.kit.clock import utcnow
 from salesplan.models.oauth import OAuthApp, OAuthToken
 
@@ -69,6 +70,23 @@ def audience_accepts(resource: str | None, audience: str) -> bool:
     return audience == "mcp"
 
 
+def wrong_resource(resource: str | None) -> Unauthorized:
+    """401 that says which resource the token belongs to (RFC 6750 `invalid_token`)."""
+    if resource is None:
+        message = (
+            "The bearer token was issued for the REST API (/api/v1), not for the MCP server "
+            "(/mcp): request a token with the resource parameter set to the MCP URL."
+        )
+    else:
+        message = (
+            f"The bearer token was issued for {resource}, not for the REST API (/api/v1): "
+            "request a token without the resource parameter for the REST API."
+        )
+    quoted = message.replace("\\", "").replace('"', "")  # a quoted-string (RFC 7230)
+    challenge = f'Bearer error="invalid_token", error_description="{quoted}"'
+    return Unauthorized(message, headers={"WWW-Authenticate": challenge})
+
+
 async def resolve_oauth_token(session: AsyncSession, raw: str, audience: str) -> Resolved | None:
     digest = token_hash(raw)
     row = (
@@ -86,7 +104,7 @@ async def resolve_oauth_token(session: AsyncSession, raw: str, audience: str) ->
     if token.revoked_at is not None or token.expires_at <= utcnow():
         return None
     if not audience_accepts(token.resource, audience):
-        return None
+        raise wrong_resource(token.resource)
     reach = {uuid.UUID(str(o)) for o in token.organization_ids}
     if app_orgs is not None:
         # Narrowing an app's organizations in developer settings applies to live tokens too.

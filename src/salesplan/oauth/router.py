@@ -89,9 +89,18 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
         problem = redirect_uri_problem(uri)
         if problem:
             raise OAuthError("invalid_redirect_uri", problem)
-    grant_types = _string_list(body, "grant_types", ["authorization_code"])
-    if grant_types != ["authorization_code"]:
-        raise _metadata_error("Dynamic registration accepts only grant_types [authorization_code].")
+    # Real MCP clients always ask for refresh_token too: accepted and dropped, since no refresh
+    # tokens are issued (RFC 7591 §3.2.1 lets the server answer the grants it registered).
+    requested = _string_list(body, "grant_types", ["authorization_code"])
+    if "authorization_code" not in requested or set(requested) - {
+        "authorization_code",
+        "refresh_token",
+    }:
+        raise _metadata_error(
+            "Dynamic registration accepts grant_types [authorization_code] "
+            "(refresh_token is accepted and ignored)."
+        )
+    grant_types = ["authorization_code"]
     response_types = _string_list(body, "response_types", ["code"])
     if response_types != ["code"]:
         raise _metadata_error("Only response_types [code] is supported.")

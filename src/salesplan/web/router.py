@@ -316,6 +316,27 @@ async def _developer_post(request: Request, session: AsyncSession) -> tuple[User
     return user, form
 
 
+def _lines(text: object) -> list[str]:
+    """Redirect URIs, one per line: a line is one value, whatever spaces it holds, so that an
+    error quotes all of it."""
+    return [line.strip() for line in str(text or "").splitlines() if line.strip()]
+
+
+def _submitted(form: FormData, which: str) -> dict[str, Any]:
+    """What the user typed and ticked, to show the form again as it was after an error
+    (names, URLs and choices only: never a secret)."""
+    return {
+        "form": which,
+        "name": str(form.get("name") or "")[:200],
+        "description": str(form.get("description") or "")[:500],
+        "icon_url": str(form.get("icon_url") or "")[:2000],
+        "redirect_uris": str(form.get("redirect_uris") or "")[:10_000],
+        "grant_types": [str(g) for g in form.getlist("grant_types")],
+        "scopes": [str(s) for s in form.getlist("scopes")],
+        "organizations": [str(o) for o in form.getlist("organizations")],
+    }
+
+
 def _problem(exc: AppError) -> str:
     errors = exc.details.get("errors") if isinstance(exc.details, dict) else None
     if errors:
@@ -332,8 +353,12 @@ async def create_key(request: Request, session: SessionDep) -> Response:
     orgs = _uuids(form.getlist("organizations"))
     name = str(form.get("name") or "").strip() or "Untitled key"
     if not scopes:
-        await _flash(request, session, {"error": "Choose at least one scope for the key."})
-        return see_other(DEVELOPER)
+        await _flash(
+            request,
+            session,
+            {"error": "Choose at least one scope for the key.", "typed": _submitted(form, "key")},
+        )
+        return see_other(DEVELOPER + "#keys")
     try:
         key, raw = await create_api_key(
             session,
@@ -343,8 +368,8 @@ async def create_key(request: Request, session: SessionDep) -> Response:
             organization_ids=orgs or None,
         )
     except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-        return see_other(DEVELOPER)
+        await _flash(request, session, {"error": _problem(exc), "typed": _submitted(form, "key")})
+        return see_other(DEVELOPER + "#keys")
     await _flash(request, session, {"kind": "key", "name": key.name, "secret": raw})
     return see_other(DEVELOPER + "#keys")
 
@@ -377,11 +402,11 @@ async def create_app_page(request: Request, session: SessionDep) -> Response:
             icon_url=str(form.get("icon_url") or "").strip() or None,
             scopes=[str(s) for s in form.getlist("scopes")] or None,
             organization_ids=_uuids(form.getlist("organizations")) or None,
-            redirect_uris=str(form.get("redirect_uris") or "").split(),
+            redirect_uris=_lines(form.get("redirect_uris")),
             grant_types=grants or None,
         )
     except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
+        await _flash(request, session, {"error": _problem(exc), "typed": _submitted(form, "app")})
         return see_other(DEVELOPER + "#apps")
     await _flash(
         request,
@@ -401,7 +426,7 @@ async def update_app_page(app_id: uuid.UUID, request: Request, session: SessionD
             session,
             user_id=user.id,
             app_id=app_id,
-            redirect_uris=str(form.get("redirect_uris") or "").split(),
+            redirect_uris=_lines(form.get("redirect_uris")),
             scopes=[str(s) for s in form.getlist("scopes")],
             organization_ids=_uuids(form.getlist("organizations")),
         )

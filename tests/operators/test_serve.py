@@ -1,0 +1,62 @@
+"""`salesplan serve`: with SALESPLAN_PUBLIC_URL unset, links name the origin actually served."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SALESPLAN_")}
+    env["SALESPLAN_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'serve.db'}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "salesplan.cli", "serve", "--port", str(port)],
+        cwd=tmp_path,  # no .env of the checkout
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    origin = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{origin}/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                stderr = process.stderr.read().decode() if process.stderr else ""
+                pytest.fail(f"serve did not start: {stderr}")
+            time.sleep(0.2)
+        yield origin
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_public_url_defaults_to_the_served_host_and_port(served: str) -> None:
+    meta = httpx.get(f"{served}/api/v1/meta").json()
+    assert meta["mcp"]["url"] == f"{served}/mcp"
+    issuer = httpx.get(f"{served}/.well-known/oauth-authorization-server").json()["issuer"]
+    assert issuer == served
+    resource = httpx.get(f"{served}/.well-known/oauth-protected-resource/mcp").json()
+    assert resource["resource"] == f"{served}/mcp"
+    challenge = httpx.post(f"{served}/mcp", json={}).headers["www-authenticate"]
+    assert f'resource_metadata="{served}/.well-known/oauth-protected-resource' in challenge
