@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
@@ -155,7 +156,26 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, code, message, {}, dict(exc.headers or {}))
 
 
+# SQLSTATEs that only a value the client sent can cause: a NUL character (22021), a number out of
+# the column's range (22003), an untranslatable character (22P05). Every input is validated
+# before it reaches the database; this is the net for a value a validator missed.
+_BAD_VALUE_SQLSTATES = frozenset({"22021", "22003", "22P05"})
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    orig = getattr(exc, "orig", None)
+    code = getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
+    return str(code) if code else None
+
+
+async def _dbapi_error(request: Request, exc: Exception) -> Response:
+    if sqlstate(exc) in _BAD_VALUE_SQLSTATES:
+        return error_response(400, "validation_error", "A value is not storable.", {"errors": []})
+    raise exc
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(DBAPIError, _dbapi_error)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _request_validation)
     app.add_exception_handler(StarletteHTTPException, _http_exception)

@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
-from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.schemas import INT32_MAX, PaginationMeta, QueryText
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -42,12 +42,12 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
 
     def dependency(
         limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
-        cursor: Annotated[str | None, Query()] = None,
-        page: Annotated[int | None, Query(ge=1)] = None,
+        cursor: Annotated[QueryText | None, Query()] = None,
+        page: Annotated[int | None, Query(ge=1, le=INT32_MAX)] = None,
         page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
         sort_by: Annotated[str | None, Query(alias="sortBy")] = None,
         order: Annotated[Literal["asc", "desc"], Query()] = "asc",
-        search: Annotated[str | None, Query()] = None,
+        search: Annotated[QueryText | None, Query()] = None,
     ) -> ListParams:
         if sort_by is not None and sort_by not in allowed:
             raise ValidationFailed.at(

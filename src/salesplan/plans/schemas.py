@@ -9,7 +9,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from salesplan.kit.schemas import ApiModel, PaginationMeta, StrictBody
+from salesplan.kit.schemas import (
+    ApiModel,
+    NonNegativeInt32,
+    PaginationMeta,
+    StrictBody,
+)
 
 EntityType = Literal["OPPORTUNITY", "BUYING_GROUP", "USER", "ACCOUNT"]
 MilestoneStatus = Literal["not_started", "in_progress", "completed"]
@@ -223,8 +228,8 @@ class MilestoneCreate(StrictBody):
     target_date: date | None = None
     actual_date: date | None = None
     status: MilestoneStatus = "not_started"
-    sort_index: int | None = Field(
-        default=None, ge=0, description="Defaults to the last milestone's sortIndex + 1."
+    sort_index: NonNegativeInt32 | None = Field(
+        default=None, description="Defaults to the last milestone's sortIndex + 1."
     )
     prospect_owner_ids: list[uuid.UUID] | None = None
     subscriber_owner_ids: list[uuid.UUID] | None = None
@@ -245,7 +250,7 @@ class MilestoneUpdate(StrictBody):
     target_date: date | None = None
     actual_date: date | None = None
     status: MilestoneStatus | None = None
-    sort_index: int | None = Field(default=None, ge=0)
+    sort_index: NonNegativeInt32 | None = None
     prospect_owner_ids: list[uuid.UUID] | None = None
     subscriber_owner_ids: list[uuid.UUID] | None = None
 
