@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from salesplan.kit.schemas import (
     ApiModel,
+    FreeForm,
     NonNegativeInt32,
     PaginationMeta,
     StrictBody,
@@ -182,7 +183,7 @@ class GoalFields(StrictBody):
     target_date: date | None = None
     period_type: PeriodType | None = None
     period_label: str | None = Field(default=None, max_length=255)
-    allocations: dict[str, Any] | None = None
+    allocations: FreeForm | None = None
 
 
 class GoalCreate(GoalFields):
@@ -215,16 +216,16 @@ class GoalUpdate(StrictBody):
     target_date: date | None = None
     period_type: PeriodType | None = None
     period_label: str | None = Field(default=None, max_length=255)
-    allocations: dict[str, Any] | None = None
+    allocations: FreeForm | None = None
     milestone_id: uuid.UUID | None = None
     parent_goal_id: uuid.UUID | None = None
 
 
 class MilestoneCreate(StrictBody):
-    milestone: dict[str, Any] = Field(
+    milestone: FreeForm = Field(
         description="Free-form properties of the phase; a `name` key is the convention."
     )
-    objective: dict[str, Any] | None = None
+    objective: FreeForm | None = None
     target_date: date | None = None
     actual_date: date | None = None
     status: MilestoneStatus = "not_started"
@@ -245,8 +246,8 @@ class MilestoneSeed(MilestoneCreate):
 
 
 class MilestoneUpdate(StrictBody):
-    milestone: dict[str, Any] | None = None
-    objective: dict[str, Any] | None = None
+    milestone: FreeForm | None = None
+    objective: FreeForm | None = None
     target_date: date | None = None
     actual_date: date | None = None
     status: MilestoneStatus | None = None
