@@ -163,9 +163,18 @@ async def find_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UU
     return await get_scoped(session, Plan, ctx, plan_id)
 
 
-async def _live_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
-    """The plan whose children are written: an archived plan is read-only until restored."""
+async def _live_plan(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    child: tuple[Any, uuid.UUID] | None = None,
+) -> Plan:
+    """The plan whose children are written: an archived plan is read-only until restored.
+    With `child` = (model, id), that child must exist too, and that is checked first: contract
+    §2 puts existence (404) before semantics (422)."""
     plan = await find_plan(session, ctx, plan_id)
+    if child is not None:
+        await _child(session, ctx, child[0], plan_id, child[1])
     if plan.archived_at is not None:
         raise Unprocessable(
             "The plan is archived; restore it before changing its content.",
@@ -586,7 +595,7 @@ async def update_milestone(
     milestone_id: uuid.UUID,
     body: MilestoneUpdate,
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanMilestone, milestone_id))
     row: PlanMilestone = await _child(session, ctx, PlanMilestone, plan_id, milestone_id)
     sent = body.sent()
     _no_nulls(sent, ("milestone", "status", "sort_index"))
@@ -607,7 +616,7 @@ async def update_milestone(
 async def archive_child(
     session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (model, row_id))
     row = await _child(session, ctx, model, plan_id, row_id)
     if row.archived_at is not None:
         return
@@ -622,7 +631,7 @@ async def archive_child(
 async def restore_milestone(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanMilestone, milestone_id))
     row: PlanMilestone = await _child(session, ctx, PlanMilestone, plan_id, milestone_id)
     if row.archived_at is not None:
         row.archived_at = None
@@ -777,7 +786,7 @@ async def update_goal(
     goal_id: uuid.UUID,
     body: GoalUpdate,
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanGoal, goal_id))
     row: PlanGoal = await _child(session, ctx, PlanGoal, plan_id, goal_id)
     sent = body.sent()
     _no_nulls(sent, ("title", "goal_type"))
@@ -794,7 +803,7 @@ async def update_goal(
 async def restore_goal(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanGoal, goal_id))
     row: PlanGoal = await _child(session, ctx, PlanGoal, plan_id, goal_id)
     if row.archived_at is None:
         return
@@ -835,7 +844,7 @@ async def update_task(
     task_id: uuid.UUID,
     body: TaskUpdate,
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanTask, task_id))
     row: PlanTask = await _child(session, ctx, PlanTask, plan_id, task_id)
     sent = body.sent()
     _no_nulls(sent, ("title", "completed"))
