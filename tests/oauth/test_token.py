@@ -534,3 +534,15 @@ async def test_app_reaches_its_org_limits_else_the_owners_organizations_at_creat
     )
     assert unreachable.status_code == 404
     assert uuid.UUID(str(third.id))
+
+
+async def test_a_wrong_code_verifier_burns_the_code(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    """Issue 18, defect 15 (RFC 9700 §2.1.1): a failed PKCE check spends the code."""
+    code, verifier = await code_for(signed_in, oauth_app)
+    wrong, _ = pkce_pair()
+    response = await exchange(signed_in, oauth_app, code, wrong)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    response = await exchange(signed_in, oauth_app, code, verifier)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
