@@ -24,6 +24,7 @@ UnitType = Literal["NUMBER", "DOLLAR", "PERCENTAGE"]
 PeriodType = Literal["QUARTERLY", "ANNUAL", "OTHER"]
 
 Name = Field(min_length=1, max_length=255)
+MAX_OWNERS = 100
 Title = Field(min_length=1, max_length=500)
 
 
@@ -232,8 +233,12 @@ class MilestoneCreate(StrictBody):
     sort_index: NonNegativeInt32 | None = Field(
         default=None, description="Defaults to the last milestone's sortIndex + 1."
     )
-    prospect_owner_ids: list[uuid.UUID] | None = None
-    subscriber_owner_ids: list[uuid.UUID] | None = None
+    prospect_owner_ids: list[uuid.UUID] | None = Field(
+        default=None, max_length=MAX_OWNERS, description="Contacts of the organization."
+    )
+    subscriber_owner_ids: list[uuid.UUID] | None = Field(
+        default=None, max_length=MAX_OWNERS, description="Users of the organization."
+    )
 
 
 class MilestoneSeed(MilestoneCreate):
@@ -252,8 +257,8 @@ class MilestoneUpdate(StrictBody):
     actual_date: date | None = None
     status: MilestoneStatus | None = None
     sort_index: NonNegativeInt32 | None = None
-    prospect_owner_ids: list[uuid.UUID] | None = None
-    subscriber_owner_ids: list[uuid.UUID] | None = None
+    prospect_owner_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_OWNERS)
+    subscriber_owner_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_OWNERS)
 
 
 class MilestoneReorder(StrictBody):

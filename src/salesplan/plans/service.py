@@ -21,7 +21,7 @@ from salesplan.kit.clock import today, utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
-from salesplan.models.crm import Account, BuyingGroup, Opportunity
+from salesplan.models.crm import Account, BuyingGroup, Contact, Opportunity
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
@@ -212,6 +212,26 @@ async def _check_milestone(
             "milestoneId must be a live milestone of this plan.",
             details={"field": "milestoneId", "id": str(milestone_id)},
         )
+
+
+async def _check_owners(
+    session: AsyncSession,
+    ctx: RequestContext,
+    prospect_ids: Iterable[uuid.UUID] | None,
+    subscriber_ids: Iterable[uuid.UUID] | None,
+) -> None:
+    """Milestone owners exist in this organization: prospect owners are its contacts,
+    subscriber owners its users (members). One query per kind, whatever the count."""
+    for field, ids, model, column in (
+        ("prospectOwnerIds", set(prospect_ids or ()), Contact, Contact.id),
+        ("subscriberOwnerIds", set(subscriber_ids or ()), Membership, Membership.user_id),
+    ):
+        if not ids:
+            continue
+        stmt = scoped(select(column).where(column.in_(ids)), ctx, model)
+        found = set((await session.execute(stmt)).scalars())
+        if missing := ids - found:
+            raise _missing(field, "Contact" if model is Contact else "User", min(missing, key=str))
 
 
 async def _check_assignee(
@@ -450,6 +470,12 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
         assignees |= {t.assigned_to_id for t in seed.tasks or []}
     for user_id in assignees - {None}:
         await _check_assignee(session, ctx, user_id)
+    await _check_owners(
+        session,
+        ctx,
+        [i for seed in body.milestones or [] for i in seed.prospect_owner_ids or []],
+        [i for seed in body.milestones or [] for i in seed.subscriber_owner_ids or []],
+    )
     # Flushed table by table: without ORM relationships the unit of work does not order
     # inserts by foreign keys.
     await session.flush()
@@ -581,6 +607,7 @@ async def create_milestone(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: MilestoneCreate
 ) -> uuid.UUID:
     plan = await _live_plan(session, ctx, plan_id)
+    await _check_owners(session, ctx, body.prospect_owner_ids, body.subscriber_owner_ids)
     index = await _next_sort_index(session, ctx, plan_id) if body.sort_index is None else 0
     row = _milestone_row(body, plan, index)
     session.add(row)
@@ -599,6 +626,9 @@ async def update_milestone(
     row: PlanMilestone = await _child(session, ctx, PlanMilestone, plan_id, milestone_id)
     sent = body.sent()
     _no_nulls(sent, ("milestone", "status", "sort_index"))
+    await _check_owners(
+        session, ctx, sent.get("prospect_owner_ids"), sent.get("subscriber_owner_ids")
+    )
     was = row.status
     for key, value in sent.items():
         if key in ("prospect_owner_ids", "subscriber_owner_ids"):
