@@ -86,6 +86,18 @@ class RateLimited(AppError):
     status, code, message = 429, "rate_limit_exceeded", "Rate limit exceeded."
 
 
+class ServiceUnavailable(AppError):
+    """A backing service (the database, the shared store) cannot answer now; retry later."""
+
+    status, code = 503, "service_unavailable"
+    message = "The service is temporarily unavailable; retry later."
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 5, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("Retry-After", str(retry_after))
+        self.details.setdefault("retryAfterSeconds", retry_after)
+
+
 class ProviderError(AppError):
     status, code, message = 502, "provider_error", "The connected provider failed."
 
@@ -130,6 +142,7 @@ _HTTP_CODES = {
     413: ("payload_too_large", "The request body is too large."),
     422: ("unprocessable", "The request cannot be processed."),
     429: ("rate_limit_exceeded", "Rate limit exceeded."),
+    503: ("service_unavailable", "The service is temporarily unavailable; retry later."),
 }
 
 

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from salesplan.ratelimit.store import RedisStore
+from salesplan.ratelimit.store import RedisStore, StoreUnavailable
 from tests.ratelimit.conftest import RedisServer, app_client, unique_prefix
 
 ORGS = "/api/v1/organizations"
@@ -64,14 +64,17 @@ async def test_redis_outage_fails_open_and_recovers(
         assert response.headers["retry-after"]
 
 
-async def test_key_values_answer_nothing_while_redis_is_down(own_redis: RedisServer) -> None:
+async def test_key_values_answer_nothing_and_refuse_writes_while_redis_is_down(
+    own_redis: RedisServer,
+) -> None:
     store = RedisStore(own_redis.url, prefix=unique_prefix(), pause=0)
     try:
         await store.kv_set("s", "v", 60)
         assert await store.kv_get("s") == "v"
         own_redis.stop()
         assert await store.kv_get("s") is None
-        await store.kv_set("s", "w", 60)  # no exception
+        with pytest.raises(StoreUnavailable):  # a value not kept is not a success
+            await store.kv_set("s", "w", 60)
         assert await store.ping() is False
     finally:
         await store.close()
