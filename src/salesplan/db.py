@@ -29,6 +29,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
+    # Statement parameters are user data (e-mails, names): never in an exception's text, so
+    # never in a logged traceback.
+    kwargs.setdefault("hide_parameters", True)
     if settings.is_sqlite:
         engine = create_async_engine(settings.database_url, poolclass=NullPool, **kwargs)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)

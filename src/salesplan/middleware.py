@@ -101,7 +101,15 @@ class RequestMiddleware:
         try:
             await self.app(scope, receive_wrapper, send_wrapper)
         except Exception:
-            log.exception("unhandled error", extra={"request_id": request_id})
+            # The requestId the 500 body shows, in the message itself, so that an operator
+            # finds the traceback from what the client reports.
+            log.exception(
+                "unhandled error in %s %s (requestId %s)",
+                scope.get("method"),
+                scope.get("path"),
+                request_id,
+                extra={"request_id": request_id},
+            )
             if started:
                 raise
             await self._send_error(
