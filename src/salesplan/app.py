@@ -128,6 +128,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # OAuth endpoints answer RFC 6749 errors, not ErrorEnvelope (contract §2).
     app.add_exception_handler(OAuthError, oauth_error_handler)
     app.add_middleware(RequestMiddleware)
+    if settings.trusted_proxies:
+        # The client address (per-IP limits) comes from X-Forwarded-For only when the peer is
+        # a configured proxy; `salesplan serve` runs uvicorn with proxy_headers off.
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
 
     from salesplan.meta.router import health_router
 
