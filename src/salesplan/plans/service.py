@@ -172,7 +172,9 @@ async def _live_plan(
     """The plan whose children are written: an archived plan is read-only until restored.
     With `child` = (model, id), that child must exist too, and that is checked first: contract
     §2 puts existence (404) before semantics (422)."""
-    plan = await find_plan(session, ctx, plan_id)
+    # Locked until the transaction ends: writes to one plan's content run one after the other,
+    # so that a reorder, an archive or a nesting check sees the others' committed result.
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
     if child is not None:
         await _child(session, ctx, child[0], plan_id, child[1])
     if plan.archived_at is not None:
@@ -539,14 +541,14 @@ async def update_plan(
 
 
 async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
-    plan = await find_plan(session, ctx, plan_id)
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
     if plan.archived_at is None:
         plan.archived_at = utcnow()
         await session.flush()
 
 
 async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
-    plan = await find_plan(session, ctx, plan_id)
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
     if plan.archived_at is not None:
         plan.archived_at = None
         plan.updated_at = utcnow()
