@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     # connection killed by a database restart is replaced instead of failing a request. Off,
     # requests meeting a dead connection fail; the first such error renews the whole pool.
     db_pool_pre_ping: bool = True
+    # PostgreSQL: seconds to open a connection, to run one statement (the server cancels it;
+    # the client gives up one second later, when the server itself hangs) and to wait for a
+    # pooled connection. Past any of them a request answers 503 service_unavailable.
+    db_connect_timeout: float = 5.0
+    db_statement_timeout: float = 30.0
+    db_pool_timeout: float = 5.0
     log_level: str = "info"
     # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
     bench_routes: bool = False

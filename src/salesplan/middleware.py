@@ -12,6 +12,7 @@ import orjson
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from salesplan.db import RETRY_AFTER_SECONDS, DatabaseHealth, database_unavailable
 from salesplan.errors import error_body
 
 log = logging.getLogger("salesplan.request")
@@ -100,7 +101,10 @@ class RequestMiddleware:
 
         try:
             await self.app(scope, receive_wrapper, send_wrapper)
-        except Exception:
+        except Exception as exc:
+            if database_unavailable(exc):
+                await self._database_unavailable(scope, exc, send_wrapper, started)
+                return
             # The requestId the 500 body shows, in the message itself, so that an operator
             # finds the traceback from what the client reports.
             log.exception(
@@ -120,8 +124,36 @@ class RequestMiddleware:
                 {"requestId": request_id},
             )
 
+    async def _database_unavailable(
+        self, scope: Scope, exc: Exception, send: Send, started: bool
+    ) -> None:
+        """503 with Retry-After, not a 500 and a traceback per request: logged once per
+        failure window by the app's DatabaseHealth."""
+        health: DatabaseHealth | None = getattr(scope.get("app"), "state", None) and getattr(
+            scope["app"].state, "db_health", None
+        )
+        if health is not None:
+            health.failed(exc)
+        if started:
+            raise exc
+        await self._send_error(
+            send,
+            503,
+            "service_unavailable",
+            "The service is temporarily unavailable; retry later.",
+            {"retryAfterSeconds": RETRY_AFTER_SECONDS},
+            {"retry-after": str(RETRY_AFTER_SECONDS)},
+        )
+
     @staticmethod
-    async def _send_error(send: Send, status: int, code: str, message: str, details: dict) -> None:
+    async def _send_error(
+        send: Send,
+        status: int,
+        code: str,
+        message: str,
+        details: dict,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         body = orjson.dumps(error_body(code, message, details))
         await send(
             {
@@ -130,6 +162,7 @@ class RequestMiddleware:
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
+                    *((k.encode(), v.encode()) for k, v in (headers or {}).items()),
                 ],
             }
         )
