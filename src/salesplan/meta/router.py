@@ -81,6 +81,11 @@ async def healthz(request: Request) -> JSONResponse:
     ping = getattr(store, "ping", None)
     if ping is not None:
         checks["rateLimitStore"] = "ok" if await ping() else "unavailable"
+        if checks["rateLimitStore"] != "ok":
+            # Which limits hold meanwhile: the API buckets fail open (documented); the per-IP
+            # abuse limits count in each process.
+            checks["apiRateLimits"] = "off"
+            checks["ipRateLimits"] = "in-process"
     if checks["database"] != "ok":
         return JSONResponse({"status": "unavailable", "checks": checks}, status_code=503)
     if all(v == "ok" for v in checks.values()):
