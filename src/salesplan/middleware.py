@@ -10,6 +10,7 @@ import uuid
 
 import orjson
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from salesplan.db import RETRY_AFTER_SECONDS, DatabaseHealth, database_unavailable
@@ -29,6 +30,27 @@ class PayloadTooLargeError(HTTPException):
 
 def body_limit_for(path: str) -> int:
     return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
+
+
+def methods_of_path(routes: list[BaseRoute], scope: Scope) -> set[str] | None:
+    """The methods the routes answer on this request's path, or None when no route has it.
+
+    A route with a fixed path (`/accounts/bulk`) owns its path: a route with a parameter
+    (`/accounts/{accountId}`) that also matches it does not add its methods, so that a wrong
+    method on a fixed path is a 405 instead of a parameter route's validation error."""
+    fixed: set[str] = set()
+    templated: set[str] = set()
+    path = scope.get("path", "")
+    for route in routes:
+        methods = getattr(route, "methods", None)
+        regex = getattr(route, "path_regex", None)
+        if not methods or regex is None or not regex.match(path):
+            continue
+        (templated if "{" in getattr(route, "path", "") else fixed).update(methods)
+    found = fixed or templated
+    if not found:
+        return None
+    return {*found, "OPTIONS", *(("HEAD",) if "GET" in found else ())}
 
 
 class RequestMiddleware:
@@ -57,6 +79,8 @@ class RequestMiddleware:
         state["request_id"] = request_id
         limit = body_limit_for(scope.get("path", ""))
         started = False
+        router = getattr(scope.get("app"), "router", None)
+        allowed = methods_of_path(router.routes, scope) if router is not None else None
 
         async def send_wrapper(message: Message) -> None:
             nonlocal started
@@ -72,6 +96,31 @@ class RequestMiddleware:
             elif head and message["type"] == "http.response.body":
                 message = {**message, "body": b""}
             await send(message)
+
+        method = "HEAD" if head else scope["method"]
+        if allowed is not None and (method == "OPTIONS" or method not in allowed):
+            # One answer for every path: OPTIONS lists what the path takes, any other method
+            # it does not take is a 405 with the full `Allow` (not only the first route's).
+            allow = {"allow": ", ".join(sorted(allowed))}
+            if method == "OPTIONS":
+                await send_wrapper(
+                    {
+                        "type": "http.response.start",
+                        "status": 204,
+                        "headers": [(b"allow", allow["allow"].encode())],
+                    }
+                )
+                await send_wrapper({"type": "http.response.body", "body": b""})
+                return
+            await self._send_error(
+                send_wrapper,
+                405,
+                "method_not_allowed",
+                "The method is not allowed on this resource.",
+                {},
+                allow,
+            )
+            return
 
         if content_length is not None:
             try:
