@@ -21,12 +21,12 @@ async def _walk(client, actor, mode: str, size: int, sort: str, order: str, inse
     seen: list[str] = []
     params: dict[str, Any] = {"sortBy": sort, "order": order}
     params |= {"limit": size} if mode == "cursor" else {"pageSize": size, "page": 1}
-    for _ in range(ROWS * 3):
+    for page in range(1000):
         resp = await client.get(ACCOUNTS, params=params, headers=actor.in_org())
         assert resp.status_code == 200, resp.text
         body = resp.json()
         seen += [row["id"] for row in body["data"]]
-        if insert is not None:
+        if insert is not None and page < 3:  # a few inserts, so that the walk ends
             await insert()
         if not body["pagination"]["hasNextPage"]:
             return seen
@@ -37,7 +37,8 @@ async def _walk(client, actor, mode: str, size: int, sort: str, order: str, inse
     raise AssertionError("the walk did not end")
 
 
-async def test_every_row_is_listed_exactly_once(client, db, actor) -> None:
+async def test_every_row_is_listed_exactly_once(client, db, actor, app, monkeypatch) -> None:
+    monkeypatch.setattr(app.state.rate_limiter, "enabled", False)  # hundreds of reads
     for i in range(ROWS):
         await make_account(db, actor.org.id, name=f"Acct {i % 5}")  # ties on name
     first = await client.get(ACCOUNTS, params={"pageSize": 200}, headers=actor.in_org())
