@@ -57,3 +57,8 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(BIN)/python bench/run.py --quick
+
+# A long schemathesis run against our own OpenAPI document (make test runs a bounded one).
+.PHONY: fuzz
+fuzz: $(STAMP)
+	SALESPLAN_FUZZ_EXAMPLES=$${SALESPLAN_FUZZ_EXAMPLES:-200} $(BIN)/pytest -s tests/fuzz $(PYTEST_ARGS)

@@ -14,7 +14,12 @@ from fastapi.staticfiles import StaticFiles
 
 from salesplan import API_PREFIX, __version__
 from salesplan.config import Settings
-from salesplan.db import create_engine, create_read_sessionmaker, create_sessionmaker
+from salesplan.db import (
+    DatabaseHealth,
+    create_engine,
+    create_read_sessionmaker,
+    create_sessionmaker,
+)
 from salesplan.errors import install_error_handlers
 from salesplan.kit.pagination import CursorCodec
 from salesplan.middleware import RequestMiddleware
@@ -113,6 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine = create_engine(settings)
+    app.state.db_health = DatabaseHealth()
     app.state.sessionmaker = create_sessionmaker(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
     app.state.cursor_codec = CursorCodec(settings.signing_key)
@@ -128,6 +134,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # OAuth endpoints answer RFC 6749 errors, not ErrorEnvelope (contract §2).
     app.add_exception_handler(OAuthError, oauth_error_handler)
     app.add_middleware(RequestMiddleware)
+    if settings.trusted_proxies:
+        # The client address (per-IP limits) comes from X-Forwarded-For only when the peer is
+        # a configured proxy; `salesplan serve` runs uvicorn with proxy_headers off.
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
 
     from salesplan.meta.router import health_router
 

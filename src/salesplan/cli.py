@@ -184,7 +184,7 @@ def serve(
         port=port,
         workers=workers,
         log_level=settings.log_level,
-        proxy_headers=True,
+        proxy_headers=False,  # the app's own, from SALESPLAN_TRUSTED_PROXIES only
     )
 
 

@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     rate_limits: dict[str, dict[str, int | None]] = Field(default_factory=dict)
     rate_limits_enabled: bool = True
     ip_rate_limit_per_minute: int = 30
+    # Comma-separated IPs or networks of reverse proxies whose X-Forwarded-For/-Proto are
+    # believed (per-IP limits). Empty: forwarded headers are ignored, the peer is the client.
+    trusted_proxies: str = ""
     smtp_host: str | None = None
     smtp_port: int = 25
     smtp_username: str | None = None
@@ -40,6 +43,12 @@ class Settings(BaseSettings):
     # connection killed by a database restart is replaced instead of failing a request. Off,
     # requests meeting a dead connection fail; the first such error renews the whole pool.
     db_pool_pre_ping: bool = True
+    # PostgreSQL: seconds to open a connection, to run one statement (the server cancels it;
+    # the client gives up one second later, when the server itself hangs) and to wait for a
+    # pooled connection. Past any of them a request answers 503 service_unavailable.
+    db_connect_timeout: float = 5.0
+    db_statement_timeout: float = 30.0
+    db_pool_timeout: float = 5.0
     log_level: str = "info"
     # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
     bench_routes: bool = False

@@ -3,6 +3,9 @@ response is sent, rolled back on any error. Services never commit."""
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -17,6 +20,9 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
 from salesplan.config import Settings
+from salesplan.errors import ServiceUnavailable
+
+log = logging.getLogger("salesplan.db")
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -44,17 +50,92 @@ def _sqlite_pool(settings: Settings) -> dict[str, Any]:
 
 
 def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
+    # Statement parameters are user data (e-mails, names): never in an exception's text, so
+    # never in a logged traceback.
+    kwargs.setdefault("hide_parameters", True)
     if settings.is_sqlite:
         engine = create_async_engine(settings.database_url, **_sqlite_pool(settings), **kwargs)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
+    statement_ms = max(1, round(settings.db_statement_timeout * 1000))
+    connect_args = {
+        "timeout": settings.db_connect_timeout,
+        "command_timeout": settings.db_statement_timeout + 1,
+        "server_settings": {"statement_timeout": str(statement_ms)},
+    }
     return create_async_engine(
         settings.database_url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         pool_pre_ping=settings.db_pool_pre_ping,
+        pool_timeout=settings.db_pool_timeout,
+        connect_args=connect_args | kwargs.pop("connect_args", {}),
         **kwargs,
     )
+
+
+# SQLSTATEs of a database that cannot serve: connection exceptions (class 08), shutting down,
+# crashed, starting up (57P01-57P03) and a statement cancelled by statement_timeout (57014).
+_UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "57014")
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says the database cannot be reached or did not answer in time (rather
+    than a bug): refused or lost connections, connect, statement and pool timeouts."""
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    seen: BaseException | None = exc
+    for _ in range(5):  # the exception and what caused it
+        if seen is None:
+            return False
+        if isinstance(seen, PoolTimeout | TimeoutError | OSError):
+            return True
+        if isinstance(seen, DBAPIError):
+            if seen.connection_invalidated:
+                return True
+            orig = seen.orig
+            code = getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
+            if code and str(code).startswith(_UNAVAILABLE_SQLSTATES):
+                return True
+            if type(orig).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
+                return True
+            seen = orig
+            continue
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class DatabaseHealth:
+    """What requests know of the database between health checks. After a failure to reach
+    it, requests answer 503 at once for `pause` seconds instead of each waiting for a timeout
+    (a hung server then costs one request per pause a timeout, not every request), and the
+    outage is logged once per `log_interval`, without a traceback per request."""
+
+    def __init__(self, *, pause: float = 2.0, log_interval: float = 60.0) -> None:
+        self.pause = pause
+        self.log_interval = log_interval
+        self._down_until = -math.inf
+        self._last_log = -math.inf
+        self.failures = 0
+
+    @property
+    def paused(self) -> bool:
+        return time.monotonic() < self._down_until
+
+    def failed(self, exc: BaseException) -> None:
+        self.failures += 1
+        now = time.monotonic()
+        self._down_until = now + self.pause
+        if now - self._last_log >= self.log_interval:
+            self._last_log = now
+            log.error(
+                "database unavailable (%s); answering 503 service_unavailable until it answers",
+                type(exc).__name__,
+            )
+
+    def recovered(self) -> None:
+        self._down_until = -math.inf
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
@@ -72,6 +153,8 @@ def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSes
     return create_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
 
 
+RETRY_AFTER_SECONDS = 5
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -85,6 +168,9 @@ def read_only(endpoint: F) -> F:
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     """The request's session. Declared with scope="function" so that the commit happens
     before the response is sent: a client never sees success for a write that was lost."""
+    health: DatabaseHealth | None = getattr(request.app.state, "db_health", None)
+    if health is not None and health.paused:
+        raise ServiceUnavailable(retry_after=RETRY_AFTER_SECONDS)
     maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     if getattr(request.scope.get("endpoint"), "__salesplan_read_only__", False):
         maker = getattr(request.app.state, "read_sessionmaker", maker)

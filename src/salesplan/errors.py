@@ -7,6 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse, Response
 
@@ -85,6 +86,18 @@ class RateLimited(AppError):
     status, code, message = 429, "rate_limit_exceeded", "Rate limit exceeded."
 
 
+class ServiceUnavailable(AppError):
+    """A backing service (the database, the shared store) cannot answer now; retry later."""
+
+    status, code = 503, "service_unavailable"
+    message = "The service is temporarily unavailable; retry later."
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 5, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.headers.setdefault("Retry-After", str(retry_after))
+        self.details.setdefault("retryAfterSeconds", retry_after)
+
+
 class ProviderError(AppError):
     status, code, message = 502, "provider_error", "The connected provider failed."
 
@@ -129,6 +142,7 @@ _HTTP_CODES = {
     413: ("payload_too_large", "The request body is too large."),
     422: ("unprocessable", "The request cannot be processed."),
     429: ("rate_limit_exceeded", "Rate limit exceeded."),
+    503: ("service_unavailable", "The service is temporarily unavailable; retry later."),
 }
 
 
@@ -155,7 +169,26 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, code, message, {}, dict(exc.headers or {}))
 
 
+# SQLSTATEs that only a value the client sent can cause: a NUL character (22021), a number out of
+# the column's range (22003), an untranslatable character (22P05). Every input is validated
+# before it reaches the database; this is the net for a value a validator missed.
+_BAD_VALUE_SQLSTATES = frozenset({"22021", "22003", "22P05"})
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    orig = getattr(exc, "orig", None)
+    code = getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
+    return str(code) if code else None
+
+
+async def _dbapi_error(request: Request, exc: Exception) -> Response:
+    if sqlstate(exc) in _BAD_VALUE_SQLSTATES:
+        return error_response(400, "validation_error", "A value is not storable.", {"errors": []})
+    raise exc
+
+
 def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(DBAPIError, _dbapi_error)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _request_validation)
     app.add_exception_handler(StarletteHTTPException, _http_exception)

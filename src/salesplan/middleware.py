@@ -10,8 +10,10 @@ import uuid
 
 import orjson
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from salesplan.db import RETRY_AFTER_SECONDS, DatabaseHealth, database_unavailable
 from salesplan.errors import error_body
 
 log = logging.getLogger("salesplan.request")
@@ -28,6 +30,27 @@ class PayloadTooLargeError(HTTPException):
 
 def body_limit_for(path: str) -> int:
     return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
+
+
+def methods_of_path(routes: list[BaseRoute], scope: Scope) -> set[str] | None:
+    """The methods the routes answer on this request's path, or None when no route has it.
+
+    A route with a fixed path (`/accounts/bulk`) owns its path: a route with a parameter
+    (`/accounts/{accountId}`) that also matches it does not add its methods, so that a wrong
+    method on a fixed path is a 405 instead of a parameter route's validation error."""
+    fixed: set[str] = set()
+    templated: set[str] = set()
+    path = scope.get("path", "")
+    for route in routes:
+        methods = getattr(route, "methods", None)
+        regex = getattr(route, "path_regex", None)
+        if not methods or regex is None or not regex.match(path):
+            continue
+        (templated if "{" in getattr(route, "path", "") else fixed).update(methods)
+    found = fixed or templated
+    if not found:
+        return None
+    return {*found, "OPTIONS", *(("HEAD",) if "GET" in found else ())}
 
 
 class RequestMiddleware:
@@ -56,6 +79,8 @@ class RequestMiddleware:
         state["request_id"] = request_id
         limit = body_limit_for(scope.get("path", ""))
         started = False
+        router = getattr(scope.get("app"), "router", None)
+        allowed = methods_of_path(router.routes, scope) if router is not None else None
 
         async def send_wrapper(message: Message) -> None:
             nonlocal started
@@ -71,6 +96,31 @@ class RequestMiddleware:
             elif head and message["type"] == "http.response.body":
                 message = {**message, "body": b""}
             await send(message)
+
+        method = "HEAD" if head else scope["method"]
+        if allowed is not None and (method == "OPTIONS" or method not in allowed):
+            # One answer for every path: OPTIONS lists what the path takes, any other method
+            # it does not take is a 405 with the full `Allow` (not only the first route's).
+            allow = {"allow": ", ".join(sorted(allowed))}
+            if method == "OPTIONS":
+                await send_wrapper(
+                    {
+                        "type": "http.response.start",
+                        "status": 204,
+                        "headers": [(b"allow", allow["allow"].encode())],
+                    }
+                )
+                await send_wrapper({"type": "http.response.body", "body": b""})
+                return
+            await self._send_error(
+                send_wrapper,
+                405,
+                "method_not_allowed",
+                "The method is not allowed on this resource.",
+                {},
+                allow,
+            )
+            return
 
         if content_length is not None:
             try:
@@ -100,8 +150,19 @@ class RequestMiddleware:
 
         try:
             await self.app(scope, receive_wrapper, send_wrapper)
-        except Exception:
-            log.exception("unhandled error", extra={"request_id": request_id})
+        except Exception as exc:
+            if database_unavailable(exc):
+                await self._database_unavailable(scope, exc, send_wrapper, started)
+                return
+            # The requestId the 500 body shows, in the message itself, so that an operator
+            # finds the traceback from what the client reports.
+            log.exception(
+                "unhandled error in %s %s (requestId %s)",
+                scope.get("method"),
+                scope.get("path"),
+                request_id,
+                extra={"request_id": request_id},
+            )
             if started:
                 raise
             await self._send_error(
@@ -112,8 +173,36 @@ class RequestMiddleware:
                 {"requestId": request_id},
             )
 
+    async def _database_unavailable(
+        self, scope: Scope, exc: Exception, send: Send, started: bool
+    ) -> None:
+        """503 with Retry-After, not a 500 and a traceback per request: logged once per
+        failure window by the app's DatabaseHealth."""
+        health: DatabaseHealth | None = getattr(scope.get("app"), "state", None) and getattr(
+            scope["app"].state, "db_health", None
+        )
+        if health is not None:
+            health.failed(exc)
+        if started:
+            raise exc
+        await self._send_error(
+            send,
+            503,
+            "service_unavailable",
+            "The service is temporarily unavailable; retry later.",
+            {"retryAfterSeconds": RETRY_AFTER_SECONDS},
+            {"retry-after": str(RETRY_AFTER_SECONDS)},
+        )
+
     @staticmethod
-    async def _send_error(send: Send, status: int, code: str, message: str, details: dict) -> None:
+    async def _send_error(
+        send: Send,
+        status: int,
+        code: str,
+        message: str,
+        details: dict,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         body = orjson.dumps(error_body(code, message, details))
         await send(
             {
@@ -122,6 +211,7 @@ class RequestMiddleware:
                 "headers": [
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(body)).encode()),
+                    *((k.encode(), v.encode()) for k, v in (headers or {}).items()),
                 ],
             }
         )

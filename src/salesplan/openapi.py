@@ -30,6 +30,25 @@ ERROR_ENVELOPE = {
     },
 }
 
+OAUTH_ERROR = {
+    "type": "object",
+    "description": "RFC 6749 §5.2 error (OAuth endpoints answer these, not ErrorEnvelope).",
+    "required": ["error"],
+    "properties": {
+        "error": {"type": "string"},
+        "error_description": {"type": "string"},
+    },
+}
+
+_WRITE_STATUSES = {
+    "409": "Conflicts with the current state (duplicate crmId, idempotency)",
+    "422": "Well-formed but semantically wrong (a reference to a missing entity, …)",
+}
+_SERVER_STATUSES = {
+    "500": "Unexpected error; details.requestId names it in the server log",
+    "503": "A backing service is unavailable; retry after Retry-After seconds",
+}
+
 _ERROR_STATUSES = {
     "400": "Validation error or missing organization context",
     "401": "Missing, expired or revoked token",
@@ -74,34 +93,47 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     components = schema.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     schemas["ErrorEnvelope"] = ERROR_ENVELOPE
+    schemas["OAuthError"] = OAUTH_ERROR
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
     components["securitySchemes"] = {
         "bearer": {"type": "http", "scheme": "bearer", "description": "API key or OAuth token"}
     }
     by_operation: dict[str, Requirement | None] = app.state.requirements
-    for path_item in schema.get("paths", {}).values():
-        for operation in path_item.values():
+    for path, path_item in schema.get("paths", {}).items():
+        for method, operation in path_item.items():
             if not isinstance(operation, dict) or "operationId" not in operation:
                 continue
             requirement = by_operation.get(operation["operationId"])
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            ref = {
+            # Contract §2: OAuth endpoints answer RFC 6749 errors instead of ErrorEnvelope.
+            oauth = path.startswith("/api/v1/oauth/")
+            shape = "OAuthError" if oauth else "ErrorEnvelope"
+            ref: dict[str, Any] = {
                 "content": {
-                    "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{shape}"}}
                 }
             }
+            if path.endswith("/oauth/authorize"):
+                # Before the redirect URI is trusted, errors are a page; after, a redirect.
+                ref = {"content": {"text/html": {"schema": {"type": "string"}}}}
             if requirement is not None:
                 operation["x-scopes"] = [requirement.scope] if requirement.scope else []
                 operation["x-rate-limit-group"] = requirement.group
                 operation["security"] = [{"bearer": []}]
-                statuses = _ERROR_STATUSES
+                statuses = dict(_ERROR_STATUSES)
+                if method in ("post", "put", "patch", "delete"):
+                    statuses |= _WRITE_STATUSES
             else:
                 operation.setdefault("x-scopes", [])
                 operation.setdefault("x-rate-limit-group", "foundation")
                 statuses = {"400": _ERROR_STATUSES["400"]}
-            for status, description in statuses.items():
+                if oauth:
+                    statuses["429"] = "Too many requests from this address"
+                if path.endswith("/oauth/token"):
+                    statuses["401"] = "Client authentication failed (invalid_client)"
+            for status, description in (statuses | _SERVER_STATUSES).items():
                 responses.setdefault(status, {"description": description, **ref})
     app.openapi_schema = schema
     return schema

@@ -83,14 +83,16 @@ async def test_active_organization_is_per_session(mcp, db):
         assert await current(two) == str(orgs.b.id)
 
 
-async def test_set_active_organization_out_of_reach_is_not_found(mcp, db):
+async def test_set_active_organization_out_of_reach_is_forbidden(mcp, db):
+    """Contract §3: an organization the principal cannot reach is a 403 (issue 18, defect 10)."""
     orgs = await two_orgs(db)
     stranger = await make_org(db)
     async with connect(mcp.url, orgs.key) as client:
         err = error(
             await client.call_tool("setActiveOrganization", {"organizationId": str(stranger.id)})
         )
-        assert err["code"] == "not_found"
+        assert err["code"] == "forbidden"
+        assert err["details"]["reason"] == "organization_not_accessible"
         assert error(await client.call_tool(TEST_TOOL, {}))["code"] == "organization_required"
 
 
@@ -109,3 +111,20 @@ async def test_session_less_memory_is_not_shared_between_tokens(mcp, db):
     other_key = await make_key(db, orgs.user)
     async with connect(mcp.url, other_key, mode="2026-07-28") as two:
         assert error(await two.call_tool(TEST_TOOL, {}))["code"] == "organization_required"
+
+
+async def test_set_active_organization_fails_when_it_cannot_be_remembered(mcp, db, monkeypatch):
+    """Issue 18, defect 10: a store that cannot keep the choice is an error, not a success that
+    the next call contradicts."""
+    from salesplan.ratelimit.store import StoreUnavailable
+
+    async def down(*_args: object) -> None:
+        raise StoreUnavailable("down")
+
+    orgs = await two_orgs(db)
+    monkeypatch.setattr(mcp.app.state.rate_limiter.store, "kv_set", down)
+    async with connect(mcp.url, orgs.key) as client:
+        err = error(
+            await client.call_tool("setActiveOrganization", {"organizationId": str(orgs.a.id)})
+        )
+        assert err["code"] == "service_unavailable"

@@ -569,3 +569,15 @@ async def test_rest_token_at_mcp_says_whom_it_was_issued_for(
     challenge = response.headers["www-authenticate"]
     assert challenge.startswith('Bearer resource_metadata="http://testserver/.well-known/')
     assert challenge.endswith(f', error="invalid_token", error_description="{message}"')
+
+
+async def test_a_wrong_code_verifier_burns_the_code(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    """Issue 18, defect 15 (RFC 9700 §2.1.1): a failed PKCE check spends the code."""
+    code, verifier = await code_for(signed_in, oauth_app)
+    wrong, _ = pkce_pair()
+    response = await exchange(signed_in, oauth_app, code, wrong)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+    response = await exchange(signed_in, oauth_app, code, verifier)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_grant"

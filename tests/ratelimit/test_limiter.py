@@ -191,7 +191,11 @@ class BrokenStore:
         raise StoreUnavailable("down")
 
 
-async def test_unavailable_store_fails_open() -> None:
-    limiter = limiter_on(BrokenStore())
+async def test_unavailable_store_fails_open_for_api_buckets_not_per_ip_limits() -> None:
+    limiter = limiter_on(BrokenStore(), ip_limit=2)
     assert await spend(limiter, 5) == [True] * 5
-    assert await limiter.consume_ip("10.0.0.1", "oauth_token") is None
+    # Issue 18, defect 8: the per-IP abuse limits count in-process instead.
+    assert await limiter.consume_ip("10.0.0.1", "oauth_token") is not None
+    await limiter.consume_ip("10.0.0.1", "oauth_token")
+    with pytest.raises(RateLimited):
+        await limiter.consume_ip("10.0.0.1", "oauth_token")

@@ -22,7 +22,7 @@ from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
 from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
-from salesplan.kit.schemas import ListResponse
+from salesplan.kit.schemas import ListResponse, QueryText
 
 router = APIRouter(tags=["accounts"])
 
@@ -49,7 +49,7 @@ async def list_accounts(
     codec: CursorCodecDep,
     params: Params,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
-    crm_id: Annotated[str | None, Query(alias="crmId")] = None,
+    crm_id: Annotated[QueryText | None, Query(alias="crmId")] = None,
     owner_id: Annotated[uuid.UUID | None, Query(alias="ownerId")] = None,
 ) -> Response:
     """List accounts."""

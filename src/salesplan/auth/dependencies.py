@@ -111,6 +111,8 @@ class Requirement:
                 resolve_organization(principal, named)
             return PrincipalContext(principal, request_id)
         org_id = resolve_organization(principal, named)
+        # Read by what binds to the organization without taking the context (list cursors).
+        request.scope.setdefault("state", {})["organization_id"] = str(org_id)
         return RequestContext(principal, org_id, request_id)
 
 

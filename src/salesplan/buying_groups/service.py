@@ -15,7 +15,7 @@ from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, Buyin
 from salesplan.errors import Unprocessable
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import get_scoped, insert_ignoring_duplicates, scoped
 from salesplan.models.crm import BuyingGroup, BuyingGroupMember, Contact, Opportunity
 
 SORT = {
@@ -150,21 +150,17 @@ async def _check_contacts(
 async def add_member(
     session: AsyncSession, ctx: RequestContext, group: BuyingGroup, contact_id: uuid.UUID
 ) -> None:
-    exists = scoped(
-        select(BuyingGroupMember.id).where(
-            BuyingGroupMember.buying_group_id == group.id,
-            BuyingGroupMember.contact_id == contact_id,
-        ),
-        ctx,
+    # ON CONFLICT DO NOTHING: two requests adding the same member at once both succeed.
+    await insert_ignoring_duplicates(
+        session,
         BuyingGroupMember,
+        {
+            "organization_id": ctx.organization_id,
+            "buying_group_id": group.id,
+            "contact_id": contact_id,
+        },
+        ["buying_group_id", "contact_id"],
     )
-    if (await session.execute(exists)).first() is None:
-        session.add(
-            BuyingGroupMember(
-                organization_id=ctx.organization_id, buying_group_id=group.id, contact_id=contact_id
-            )
-        )
-        await session.flush()
 
 
 async def _set_members(

@@ -13,7 +13,7 @@ from salesplan.contacts import service
 from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
-from salesplan.kit.schemas import ListResponse
+from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import Account
 
@@ -66,7 +66,7 @@ async def list_contacts(
     session: SessionDep,
     codec: CursorCodecDep,
     params: Params,
-    email: Annotated[str | None, Query()] = None,
+    email: Annotated[QueryText | None, Query()] = None,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     include_archived: IncludeArchived = False,
 ) -> ListResponse[ContactOut]:

@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Annotated, Any, Literal
@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
-from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.schemas import INT32_MAX, PaginationMeta, QueryText
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -42,12 +42,12 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
 
     def dependency(
         limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
-        cursor: Annotated[str | None, Query()] = None,
-        page: Annotated[int | None, Query(ge=1)] = None,
+        cursor: Annotated[QueryText | None, Query()] = None,
+        page: Annotated[int | None, Query(ge=1, le=INT32_MAX)] = None,
         page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
         sort_by: Annotated[str | None, Query(alias="sortBy")] = None,
         order: Annotated[Literal["asc", "desc"], Query()] = "asc",
-        search: Annotated[str | None, Query()] = None,
+        search: Annotated[QueryText | None, Query()] = None,
     ) -> ListParams:
         if sort_by is not None and sort_by not in allowed:
             raise ValidationFailed.at(
@@ -73,11 +73,35 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
 
 
 class CursorCodec:
-    """Opaque cursors: the last row's sort value and id, with the sort they belong to,
-    signed so that a tampered or foreign cursor is a 400."""
+    """Opaque cursors: the last row's sort value and id, with the sort, the list (its path)
+    and the organization they belong to, signed so that a tampered or foreign cursor is a 400.
+    """
 
     def __init__(self, key: bytes) -> None:
         self._key = hashlib.sha256(b"cursor:" + key).digest()
+        self._binding: Callable[[], str] = str
+
+    def _bound(self, binding: Callable[[], str]) -> CursorCodec:
+        bound = CursorCodec.__new__(CursorCodec)
+        bound._key, bound._binding = self._key, binding
+        return bound
+
+    def for_request(self, request: Request) -> CursorCodec:
+        """This codec bound to the request's list (its path) and organization, read when a
+        cursor is made or checked: after the auth dependency has resolved the organization."""
+
+        def binding() -> str:
+            org = request.scope.get("state", {}).get("organization_id", "")
+            return f"{request.url.path.rstrip('/')}\n{org}"
+
+        return self._bound(binding)
+
+    def for_list(self, name: str, organization: str) -> CursorCodec:
+        """This codec bound to a named list (an MCP tool) and an organization."""
+        return self._bound(lambda: f"{name}\n{organization}")
+
+    def _list(self) -> str:
+        return _b64(hashlib.sha256(self._binding().encode()).digest()[:12])
 
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
@@ -91,7 +115,9 @@ class CursorCodec:
             wire = {"u": str(value)}
         else:
             wire = value
-        payload = orjson.dumps({"s": sort_by, "o": order, "v": wire, "i": str(row_id)})
+        payload = orjson.dumps(
+            {"s": sort_by, "o": order, "l": self._list(), "v": wire, "i": str(row_id)}
+        )
         return _b64(payload) + "." + _b64(self._sign(payload))
 
     def decode(self, cursor: str, sort_by: str, order: str) -> tuple[Any, uuid.UUID]:
@@ -102,7 +128,7 @@ class CursorCodec:
             if not hmac.compare_digest(self._sign(payload), _unb64(sig)):
                 raise bad
             data = orjson.loads(payload)
-            if data["s"] != sort_by or data["o"] != order:
+            if data["s"] != sort_by or data["o"] != order or data.get("l") != self._list():
                 raise bad
             value = data["v"]
             if isinstance(value, dict):
@@ -129,7 +155,7 @@ def _unb64(text: str) -> bytes:
 
 def cursor_codec(request: Request) -> CursorCodec:
     codec: CursorCodec = request.app.state.cursor_codec
-    return codec
+    return codec.for_request(request)
 
 
 CursorCodecDep = Annotated[CursorCodec, Depends(cursor_codec)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.errors import NotFound
@@ -37,12 +37,46 @@ async def get_scoped(
     what: str | None = None,
     for_update: bool = False,
 ) -> T:
-    """One tenant-owned row by id, or `NotFound`."""
-    stmt = scoped(select(model).where(model.id == object_id), ctx, model)  # type: ignore[attr-defined]
+    """One tenant-owned row by id, or `NotFound`.
+
+    `for_update` locks the row until the transaction ends and reads its latest committed
+    state: concurrent read-modify-writes of the row (or of what it owns) then run one after
+    the other. PostgreSQL: `SELECT … FOR UPDATE`. SQLite has no row locks: a no-op UPDATE of
+    the row takes the database's write lock (waiting for it, busy_timeout) before the read."""
+    table: Any = model
+    id_col = table.id
+    stmt = scoped(select(model).where(id_col == object_id), ctx, model)
     if for_update:
-        stmt = stmt.with_for_update()
+        if session.get_bind().dialect.name == "sqlite":
+            # Each column set to itself; onupdate columns too, so that updated_at stays put.
+            same = {c: c for c in table.__table__.c if c.onupdate is not None or c.key == "id"}
+            await session.execute(
+                update(table)
+                .where(id_col == object_id, table.organization_id == ctx.organization_id)
+                .values(same)
+                .execution_options(synchronize_session=False)
+            )
+        else:
+            stmt = stmt.with_for_update()
+        stmt = stmt.execution_options(populate_existing=True)
     row = (await session.execute(stmt)).scalar_one_or_none()
     if row is None:
         name = what or getattr(model, "__display_name__", model.__name__)
         raise NotFound(f"{name} not found.", details={"id": str(object_id)})
     return row
+
+
+async def insert_ignoring_duplicates(
+    session: AsyncSession, model: Any, values: dict[str, Any], unique: list[str]
+) -> None:
+    """INSERT … ON CONFLICT (unique) DO NOTHING on both engines: a row that a concurrent
+    transaction inserted first is not an error."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = session.get_bind().dialect.name
+    if dialect not in ("postgresql", "sqlite"):  # pragma: no cover - the two supported engines
+        await session.execute(insert(model).values(**values))
+        return
+    module: Any = postgresql if dialect == "postgresql" else sqlite
+    stmt = module.insert(model).values(**values).on_conflict_do_nothing(index_elements=unique)
+    await session.execute(stmt)

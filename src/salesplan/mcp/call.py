@@ -84,4 +84,4 @@ class ToolCall:
     @property
     def codec(self) -> CursorCodec:
         codec: CursorCodec = self.app.state.cursor_codec
-        return codec
+        return codec.for_list(f"mcp:{self.name}", str(self.organization_id or ""))

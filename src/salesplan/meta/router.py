@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -12,6 +13,7 @@ from salesplan import __version__
 from salesplan.auth.dependencies import public
 from salesplan.auth.scopes import APPROVED_SCOPES
 from salesplan.config import Settings
+from salesplan.db import database_unavailable
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import WINDOW_SECONDS
@@ -65,15 +67,25 @@ async def healthz(request: Request) -> JSONResponse:
     """Liveness and readiness: the database and, when configured, Redis answer."""
     checks: dict[str, str] = {}
     try:
-        async with request.app.state.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        # Bounded: a hung database makes the check fail fast, not wait a statement timeout.
+        async with asyncio.timeout(request.app.state.settings.db_connect_timeout):
+            async with request.app.state.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
         checks["database"] = "ok"
-    except Exception:
+        request.app.state.db_health.recovered()
+    except Exception as exc:
         checks["database"] = "unavailable"
+        if database_unavailable(exc):
+            request.app.state.db_health.failed(exc)
     store = request.app.state.rate_limiter.store
     ping = getattr(store, "ping", None)
     if ping is not None:
         checks["rateLimitStore"] = "ok" if await ping() else "unavailable"
+        if checks["rateLimitStore"] != "ok":
+            # Which limits hold meanwhile: the API buckets fail open (documented); the per-IP
+            # abuse limits count in each process.
+            checks["apiRateLimits"] = "off"
+            checks["ipRateLimits"] = "in-process"
     if checks["database"] != "ok":
         return JSONResponse({"status": "unavailable", "checks": checks}, status_code=503)
     if all(v == "ok" for v in checks.values()):

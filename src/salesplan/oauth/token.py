@@ -109,6 +109,13 @@ async def grant_authorization_code(
     if redirect_uri != code.redirect_uri:
         raise OAuthError("invalid_grant", "redirect_uri differs from the authorization request.")
     if not (43 <= len(verifier) <= 128) or not pkce_matches(verifier, code.code_challenge):
+        # A wrong verifier burns the code (RFC 9700 §2.1.1): whoever holds a stolen code gets
+        # one guess, and the rightful client a fresh authorization.
+        await session.execute(
+            update(OAuthCode)
+            .where(OAuthCode.id == code.id, OAuthCode.used_at.is_(None))
+            .values(used_at=utcnow())
+        )
         raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge.")
     resource = form.get("resource")
     if resource is not None and resource != code.resource:

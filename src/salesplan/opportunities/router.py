@@ -11,7 +11,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
-from salesplan.kit.schemas import ListResponse
+from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.opportunities import service
 from salesplan.opportunities.schemas import OpportunityIn, OpportunityOut, OpportunityPatch
 
@@ -30,7 +30,7 @@ async def list_opportunities(
     codec: CursorCodecDep,
     params: Params,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
-    stage: Annotated[str | None, Query()] = None,
+    stage: Annotated[QueryText | None, Query()] = None,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
 ) -> ListResponse[OpportunityOut]:
     """List opportunities."""

@@ -9,7 +9,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from salesplan.kit.schemas import ApiModel, PaginationMeta, StrictBody
+from salesplan.kit.schemas import (
+    ApiModel,
+    FreeForm,
+    NonNegativeInt32,
+    PaginationMeta,
+    StrictBody,
+)
 
 EntityType = Literal["OPPORTUNITY", "BUYING_GROUP", "USER", "ACCOUNT"]
 MilestoneStatus = Literal["not_started", "in_progress", "completed"]
@@ -18,6 +24,7 @@ UnitType = Literal["NUMBER", "DOLLAR", "PERCENTAGE"]
 PeriodType = Literal["QUARTERLY", "ANNUAL", "OTHER"]
 
 Name = Field(min_length=1, max_length=255)
+MAX_OWNERS = 100
 Title = Field(min_length=1, max_length=500)
 
 
@@ -177,7 +184,7 @@ class GoalFields(StrictBody):
     target_date: date | None = None
     period_type: PeriodType | None = None
     period_label: str | None = Field(default=None, max_length=255)
-    allocations: dict[str, Any] | None = None
+    allocations: FreeForm | None = None
 
 
 class GoalCreate(GoalFields):
@@ -210,24 +217,28 @@ class GoalUpdate(StrictBody):
     target_date: date | None = None
     period_type: PeriodType | None = None
     period_label: str | None = Field(default=None, max_length=255)
-    allocations: dict[str, Any] | None = None
+    allocations: FreeForm | None = None
     milestone_id: uuid.UUID | None = None
     parent_goal_id: uuid.UUID | None = None
 
 
 class MilestoneCreate(StrictBody):
-    milestone: dict[str, Any] = Field(
+    milestone: FreeForm = Field(
         description="Free-form properties of the phase; a `name` key is the convention."
     )
-    objective: dict[str, Any] | None = None
+    objective: FreeForm | None = None
     target_date: date | None = None
     actual_date: date | None = None
     status: MilestoneStatus = "not_started"
-    sort_index: int | None = Field(
-        default=None, ge=0, description="Defaults to the last milestone's sortIndex + 1."
+    sort_index: NonNegativeInt32 | None = Field(
+        default=None, description="Defaults to the last milestone's sortIndex + 1."
     )
-    prospect_owner_ids: list[uuid.UUID] | None = None
-    subscriber_owner_ids: list[uuid.UUID] | None = None
+    prospect_owner_ids: list[uuid.UUID] | None = Field(
+        default=None, max_length=MAX_OWNERS, description="Contacts of the organization."
+    )
+    subscriber_owner_ids: list[uuid.UUID] | None = Field(
+        default=None, max_length=MAX_OWNERS, description="Users of the organization."
+    )
 
 
 class MilestoneSeed(MilestoneCreate):
@@ -240,14 +251,14 @@ class MilestoneSeed(MilestoneCreate):
 
 
 class MilestoneUpdate(StrictBody):
-    milestone: dict[str, Any] | None = None
-    objective: dict[str, Any] | None = None
+    milestone: FreeForm | None = None
+    objective: FreeForm | None = None
     target_date: date | None = None
     actual_date: date | None = None
     status: MilestoneStatus | None = None
-    sort_index: int | None = Field(default=None, ge=0)
-    prospect_owner_ids: list[uuid.UUID] | None = None
-    subscriber_owner_ids: list[uuid.UUID] | None = None
+    sort_index: NonNegativeInt32 | None = None
+    prospect_owner_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_OWNERS)
+    subscriber_owner_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_OWNERS)
 
 
 class MilestoneReorder(StrictBody):

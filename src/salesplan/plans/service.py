@@ -21,7 +21,7 @@ from salesplan.kit.clock import today, utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
-from salesplan.models.crm import Account, BuyingGroup, Opportunity
+from salesplan.models.crm import Account, BuyingGroup, Contact, Opportunity
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
@@ -163,9 +163,20 @@ async def find_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UU
     return await get_scoped(session, Plan, ctx, plan_id)
 
 
-async def _live_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
-    """The plan whose children are written: an archived plan is read-only until restored."""
-    plan = await find_plan(session, ctx, plan_id)
+async def _live_plan(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    child: tuple[Any, uuid.UUID] | None = None,
+) -> Plan:
+    """The plan whose children are written: an archived plan is read-only until restored.
+    With `child` = (model, id), that child must exist too, and that is checked first: contract
+    §2 puts existence (404) before semantics (422)."""
+    # Locked until the transaction ends: writes to one plan's content run one after the other,
+    # so that a reorder, an archive or a nesting check sees the others' committed result.
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+    if child is not None:
+        await _child(session, ctx, child[0], plan_id, child[1])
     if plan.archived_at is not None:
         raise Unprocessable(
             "The plan is archived; restore it before changing its content.",
@@ -203,6 +214,26 @@ async def _check_milestone(
             "milestoneId must be a live milestone of this plan.",
             details={"field": "milestoneId", "id": str(milestone_id)},
         )
+
+
+async def _check_owners(
+    session: AsyncSession,
+    ctx: RequestContext,
+    prospect_ids: Iterable[uuid.UUID] | None,
+    subscriber_ids: Iterable[uuid.UUID] | None,
+) -> None:
+    """Milestone owners exist in this organization: prospect owners are its contacts,
+    subscriber owners its users (members). One query per kind, whatever the count."""
+    for field, ids, model, column in (
+        ("prospectOwnerIds", set(prospect_ids or ()), Contact, Contact.id),
+        ("subscriberOwnerIds", set(subscriber_ids or ()), Membership, Membership.user_id),
+    ):
+        if not ids:
+            continue
+        stmt = scoped(select(column).where(column.in_(ids)), ctx, model)
+        found = set((await session.execute(stmt)).scalars())
+        if missing := ids - found:
+            raise _missing(field, "Contact" if model is Contact else "User", min(missing, key=str))
 
 
 async def _check_assignee(
@@ -441,6 +472,12 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
         assignees |= {t.assigned_to_id for t in seed.tasks or []}
     for user_id in assignees - {None}:
         await _check_assignee(session, ctx, user_id)
+    await _check_owners(
+        session,
+        ctx,
+        [i for seed in body.milestones or [] for i in seed.prospect_owner_ids or []],
+        [i for seed in body.milestones or [] for i in seed.subscriber_owner_ids or []],
+    )
     # Flushed table by table: without ORM relationships the unit of work does not order
     # inserts by foreign keys.
     await session.flush()
@@ -504,14 +541,14 @@ async def update_plan(
 
 
 async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
-    plan = await find_plan(session, ctx, plan_id)
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
     if plan.archived_at is None:
         plan.archived_at = utcnow()
         await session.flush()
 
 
 async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
-    plan = await find_plan(session, ctx, plan_id)
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
     if plan.archived_at is not None:
         plan.archived_at = None
         plan.updated_at = utcnow()
@@ -572,6 +609,7 @@ async def create_milestone(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: MilestoneCreate
 ) -> uuid.UUID:
     plan = await _live_plan(session, ctx, plan_id)
+    await _check_owners(session, ctx, body.prospect_owner_ids, body.subscriber_owner_ids)
     index = await _next_sort_index(session, ctx, plan_id) if body.sort_index is None else 0
     row = _milestone_row(body, plan, index)
     session.add(row)
@@ -586,10 +624,13 @@ async def update_milestone(
     milestone_id: uuid.UUID,
     body: MilestoneUpdate,
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanMilestone, milestone_id))
     row: PlanMilestone = await _child(session, ctx, PlanMilestone, plan_id, milestone_id)
     sent = body.sent()
     _no_nulls(sent, ("milestone", "status", "sort_index"))
+    await _check_owners(
+        session, ctx, sent.get("prospect_owner_ids"), sent.get("subscriber_owner_ids")
+    )
     was = row.status
     for key, value in sent.items():
         if key in ("prospect_owner_ids", "subscriber_owner_ids"):
@@ -607,7 +648,7 @@ async def update_milestone(
 async def archive_child(
     session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (model, row_id))
     row = await _child(session, ctx, model, plan_id, row_id)
     if row.archived_at is not None:
         return
@@ -622,7 +663,7 @@ async def archive_child(
 async def restore_milestone(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanMilestone, milestone_id))
     row: PlanMilestone = await _child(session, ctx, PlanMilestone, plan_id, milestone_id)
     if row.archived_at is not None:
         row.archived_at = None
@@ -777,7 +818,7 @@ async def update_goal(
     goal_id: uuid.UUID,
     body: GoalUpdate,
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanGoal, goal_id))
     row: PlanGoal = await _child(session, ctx, PlanGoal, plan_id, goal_id)
     sent = body.sent()
     _no_nulls(sent, ("title", "goal_type"))
@@ -794,7 +835,7 @@ async def update_goal(
 async def restore_goal(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanGoal, goal_id))
     row: PlanGoal = await _child(session, ctx, PlanGoal, plan_id, goal_id)
     if row.archived_at is None:
         return
@@ -835,7 +876,7 @@ async def update_task(
     task_id: uuid.UUID,
     body: TaskUpdate,
 ) -> None:
-    await _live_plan(session, ctx, plan_id)
+    await _live_plan(session, ctx, plan_id, (PlanTask, task_id))
     row: PlanTask = await _child(session, ctx, PlanTask, plan_id, task_id)
     sent = body.sent()
     _no_nulls(sent, ("title", "completed"))

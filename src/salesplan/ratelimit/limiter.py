@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from salesplan.errors import RateLimited
 from salesplan.ratelimit.policy import WINDOW_SECONDS, GroupLimits
-from salesplan.ratelimit.store import Decision, RateLimitStore, StoreUnavailable
+from salesplan.ratelimit.store import Decision, MemoryStore, RateLimitStore, StoreUnavailable
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,10 @@ class RateLimiter:
         self.enabled = enabled
         self.ip_limit = ip_limit
         self.window = window_seconds
+        # The per-IP abuse limits (sign-in, registration, token) never fail open: while the
+        # shared store is unavailable they count in this process instead.
+        self.ip_fallback = MemoryStore()
+        self.ip_fallback_in_use = False
 
     @staticmethod
     def bucket_key(token_id: uuid.UUID | str, organization: str, group: str, write: bool) -> str:
@@ -118,12 +122,16 @@ class RateLimiter:
 
     async def consume_ip(self, ip: str, endpoint: str) -> Usage | None:
         """Unauthenticated endpoints (registration, token, sign-in) are limited per client IP,
-        one bucket per (IP, endpoint)."""
+        one bucket per (IP, endpoint); in this process's memory while the store is down."""
         if not self.enabled or self.ip_limit <= 0:
             return None
-        decision = await self._hit(f"rl:ip:{ip}:{endpoint}", self.ip_limit)
-        if decision is None:
-            return None
+        key = f"rl:ip:{ip}:{endpoint}"
+        try:
+            decision = await self.store.hit(key, self.ip_limit, self.window)
+            self.ip_fallback_in_use = False
+        except StoreUnavailable:
+            self.ip_fallback_in_use = True
+            decision = await self.ip_fallback.hit(key, self.ip_limit, self.window)
         usage = Usage("foundation", True, decision)
         if not decision.allowed:
             raise RateLimited(

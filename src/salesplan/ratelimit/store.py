@@ -48,7 +48,9 @@ class RateLimitStore(Protocol):
         """Small shared state beside the counters (MCP session organization)."""
         ...
 
-    async def kv_set(self, key: str, value: str, ttl_seconds: int) -> None: ...
+    async def kv_set(self, key: str, value: str, ttl_seconds: int) -> None:
+        """Raises StoreUnavailable when the value was not stored."""
+        ...
 
     async def reset(self) -> None: ...
 
@@ -267,12 +269,15 @@ class RedisStore:
         return value.decode() if isinstance(value, bytes) else value
 
     async def kv_set(self, key: str, value: str, ttl_seconds: int) -> None:
+        """Raises StoreUnavailable when the value could not be stored: a caller that promises
+        to remember something must not answer success."""
         if self._paused():
-            return
+            raise StoreUnavailable("paused after a failure")
         try:
             await self._redis.set(self.prefix + "kv:" + key, value, ex=ttl_seconds)
         except Exception as exc:
             self._failed("kv_set", exc)
+            raise StoreUnavailable(str(exc)) from exc
 
     async def ping(self) -> bool:
         """Always asks Redis (health checks must see recovery); success ends a pause."""

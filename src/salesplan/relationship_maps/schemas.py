@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from salesplan.kit.schemas import ApiModel, StrictBody
+from salesplan.kit.schemas import ApiModel, FreeForm, StrictBody
 
 EntityType = Literal["Account", "BuyingGroup", "Opportunity"]
 Orientation = Literal["vertical", "horizontal"]
@@ -16,11 +16,11 @@ Attribute = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 class MapGraph(BaseModel):
     """`map`: nodes, edges and viewport; their inner structure is the client's."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    nodes: list[dict[str, Any]] = Field(default_factory=list)
-    edges: list[dict[str, Any]] = Field(default_factory=list)
-    viewport: dict[str, Any] = Field(default_factory=lambda: {"x": 0, "y": 0, "zoom": 1})
+    nodes: list[FreeForm] = Field(default_factory=list)
+    edges: list[FreeForm] = Field(default_factory=list)
+    viewport: FreeForm = Field(default_factory=lambda: {"x": 0, "y": 0, "zoom": 1})
 
 
 class RelationshipMapIn(StrictBody):

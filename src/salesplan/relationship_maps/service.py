@@ -121,8 +121,10 @@ async def list_maps(
     )
 
 
-async def get_map(session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID) -> RelationshipMap:
-    return await get_scoped(session, RelationshipMap, ctx, map_id)
+async def get_map(
+    session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID, *, for_update: bool = False
+) -> RelationshipMap:
+    return await get_scoped(session, RelationshipMap, ctx, map_id, for_update=for_update)
 
 
 async def create_map(
@@ -211,7 +213,8 @@ async def update_map(
     session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID, data: RelationshipMapPatch
 ) -> RelationshipMap:
     sent = data.sent()
-    row = await get_map(session, ctx, map_id)
+    # Locked: `map` is read, changed and written back; concurrent changes go one by one.
+    row = await get_map(session, ctx, map_id, for_update=True)
     if sent.get("map") is not None:
         row.map = _with_contact_nodes(
             data.map.model_dump() if data.map else empty_map(),
@@ -232,7 +235,8 @@ async def upsert_contact(
     data: MapContactUpsert,
 ) -> RelationshipMap:
     sent = data.sent()
-    row = await get_map(session, ctx, map_id)
+    # Locked: `map` is read, changed and written back; concurrent changes go one by one.
+    row = await get_map(session, ctx, map_id, for_update=True)
     contact = await get_scoped(session, Contact, ctx, contact_id)
     if contact.account_id != row.account_id:
         raise Unprocessable(
@@ -271,7 +275,8 @@ async def upsert_contact(
 async def remove_contact(
     session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID, contact_id: uuid.UUID
 ) -> None:
-    row = await get_map(session, ctx, map_id)
+    # Locked: `map` is read, changed and written back; concurrent changes go one by one.
+    row = await get_map(session, ctx, map_id, for_update=True)
     stmt = scoped(
         select(RelationshipMapContact).where(
             RelationshipMapContact.map_id == row.id, RelationshipMapContact.contact_id == contact_id

@@ -7,11 +7,13 @@ from typing import Any
 
 from pydantic import Field
 
+from salesplan.errors import Forbidden, ServiceUnavailable
 from salesplan.kit.schemas import ListResponse
 from salesplan.mcp.call import ToolCall
 from salesplan.mcp.registry import ListArgs, ToolArgs, mcp_tool
 from salesplan.organizations import service
 from salesplan.organizations.schemas import OrganizationOut, OrganizationUserOut
+from salesplan.ratelimit.store import StoreUnavailable
 
 ORGANIZATION_ID = "Id of the organization (an `id` from listOrganizations)."
 
@@ -110,10 +112,27 @@ token reaches several organizations, or when the user switches workspace. It is 
 this session only (other sessions, even with the same token, are not affected; on session-less
 protocol revisions it is remembered for the token until it expires). `headers.xOrganizationId`
 on a call still wins. Answers the organization `{id, name, slug, createdAt, updatedAt}`; an
-organization this token cannot reach answers `not_found`.
+organization this token cannot reach answers `forbidden` (as `headers.xOrganizationId` would);
+`service_unavailable` when it could not be remembered (retry, or pass the header).
 """,
 )
 async def set_active_organization(call: ToolCall, args: OrganizationArgs) -> Any:
+    if args.organization_id not in call.principal.organization_ids:
+        # Choosing an organization is naming one: contract §3, one not reachable is a 403.
+        raise Forbidden(
+            "The token has no access to this organization.",
+            details={
+                "organizationId": str(args.organization_id),
+                "reason": "organization_not_accessible",
+            },
+        )
     org = await service.get_organization(call.session, call.principal, args.organization_id)
-    await call.memory.set(org.id)
+    try:
+        await call.memory.set(org.id)
+    except StoreUnavailable:
+        raise ServiceUnavailable(
+            "The active organization could not be remembered; retry, or name the organization "
+            "with headers.xOrganizationId on each call.",
+            retry_after=1,
+        ) from None
     return OrganizationOut.model_validate(org)

@@ -1,0 +1,65 @@
+"""The OpenAPI document agrees with the server (issue 18, defect 11): the OAuth endpoints' error
+shape, `Allow` on OPTIONS and 405, the statuses each operation can answer."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from tests.foundation.test_errors import assert_envelope
+
+OPENAPI = "/api/v1/openapi.json"
+WRITES = {"post", "put", "patch", "delete"}
+
+
+def _concrete(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", str(uuid.uuid4()), path)
+
+
+def _allow(response) -> set[str]:
+    return {m.strip() for m in response.headers["allow"].split(",")}
+
+
+async def test_oauth_errors_are_documented_in_the_rfc6749_shape(client) -> None:
+    doc = (await client.get(OPENAPI)).json()
+    ref = {"$ref": "#/components/schemas/OAuthError"}
+    token = doc["paths"]["/api/v1/oauth/token"]["post"]["responses"]
+    assert token["400"]["content"]["application/json"]["schema"] == ref
+    assert token["429"]["content"]["application/json"]["schema"] == ref
+    assert doc["components"]["schemas"]["OAuthError"]["required"] == ["error"]
+    answered = await client.post("/api/v1/oauth/token", data={"grant_type": "nope"})
+    assert answered.status_code == 400
+    assert isinstance(answered.json()["error"], str)
+
+
+async def test_options_answers_every_method_of_the_path(client) -> None:
+    doc = (await client.get(OPENAPI)).json()
+    for path, item in doc["paths"].items():
+        documented = {m.upper() for m in item if m in WRITES | {"get"}}
+        response = await client.options(_concrete(path))
+        assert response.status_code == 204, (path, response.text)
+        assert documented <= _allow(response), (path, response.headers["allow"])
+
+
+async def test_a_405_allow_lists_every_method_of_the_path(client, actor) -> None:
+    response = await client.put("/api/v1/accounts", headers=actor.in_org())
+    assert_envelope(response, 405, "method_not_allowed")
+    assert {"GET", "POST"} <= _allow(response)
+
+
+async def test_a_wrong_method_on_a_fixed_path_is_405_not_a_parameter_route(client, actor) -> None:
+    response = await client.put("/api/v1/accounts/bulk", headers=actor.in_org(), json={})
+    assert_envelope(response, 405, "method_not_allowed")
+    assert "POST" in _allow(response) and "PUT" not in _allow(response)
+
+
+async def test_every_operation_documents_500_and_503_and_writes_409_and_422(client) -> None:
+    doc = (await client.get(OPENAPI)).json()
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            statuses = set(operation["responses"])
+            assert {"500", "503"} <= statuses, (method, path)
+            if method in WRITES and operation.get("security"):
+                assert {"409", "422"} <= statuses, (method, path)
