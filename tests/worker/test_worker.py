@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import uuid
 from typing import Any
@@ -133,8 +132,8 @@ async def test_a_killed_workers_job_is_finished_by_another_with_correct_counts(
     acme, _ = await make_account(db, actor.org.id)
     ids = await bulk_contacts(db, actor.org.id, acme.id, 5000, without_email=10)
     job_id = await enroll_all(client, actor, ids)
-    proc = subprocess.Popen(
-        _worker_command(),
+    proc = await asyncio.create_subprocess_exec(
+        *_worker_command(),
         env=_worker_env(
             app.state.settings,
             SALESPLAN_ENROLLMENT_BATCH_SIZE="100",
@@ -151,7 +150,7 @@ async def test_a_killed_workers_job_is_finished_by_another_with_correct_counts(
         await wait_for(started, 60)
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
+        await asyncio.wait_for(proc.wait(), 10)
     killed = await job_row(app, job_id)
     assert killed.status == "running" and 0 < killed.processed < 5000
     assert killed.worker_id is not None
@@ -168,12 +167,12 @@ async def test_a_killed_workers_job_is_finished_by_another_with_correct_counts(
 
 
 async def test_worker_command_stops_cleanly_on_sigterm(app) -> None:
-    proc = subprocess.Popen(
-        _worker_command(), env=_worker_env(app.state.settings, SALESPLAN_WORKER_POLL_SECONDS="0.2")
+    proc = await asyncio.create_subprocess_exec(
+        *_worker_command(), env=_worker_env(app.state.settings, SALESPLAN_WORKER_POLL_SECONDS="0.2")
     )
     await asyncio.sleep(2)
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(15) == 0
+    assert await asyncio.wait_for(proc.wait(), 15) == 0
 
 
 async def test_postgres_worker_wakes_on_notify_without_polling(
