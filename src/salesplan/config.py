@@ -39,7 +39,7 @@ class Settings(BaseSettings):
     worker_poll_seconds: float = 5.0
     # Enrollment jobs: contacts per batch (one INSERT, one commit), and an optional pause
     # between batches to spread a large enrollment's load on the database.
-    enrollment_batch_size: int = Field(default=1000, ge=1, le=3000)
+    enrollment_batch_size: int = Field(default=1000, ge=1, le=1000)
     enrollment_batch_pause_seconds: float = 0.0
     db_pool_size: int = 10
     db_max_overflow: int = 10

@@ -151,28 +151,28 @@ async def _run_batch(ctx: WorkerContext, job_id: uuid.UUID) -> tuple[int, bool]:
         inserted = 0
         if eligible:
             dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+            # One INSERT … VALUES (…), (…) … of the whole batch (SQLAlchemy's "insertmanyvalues":
+            # compiled once and cached, unlike a literal multi-row `.values([...])`).
             stmt_ins = (
                 dialect.insert(EngageEnrollment)
-                .values(
-                    [
-                        {
-                            "id": uuid7(),
-                            "organization_id": job.organization_id,
-                            "campaign_id": job.campaign_id,
-                            "contact_id": cid,
-                            "job_id": job.id,
-                            "state": "pending",
-                            "current_step": 0,
-                            "enrolled_at": now,
-                            "updated_at": now,
-                        }
-                        for cid in eligible
-                    ]
-                )
                 .on_conflict_do_nothing(index_elements=["campaign_id", "contact_id"])
                 .returning(EngageEnrollment.contact_id)
             )
-            inserted = len((await session.execute(stmt_ins)).all())
+            params = [
+                {
+                    "id": uuid7(),
+                    "organization_id": job.organization_id,
+                    "campaign_id": job.campaign_id,
+                    "contact_id": cid,
+                    "job_id": job.id,
+                    "state": "pending",
+                    "current_step": 0,
+                    "enrolled_at": now,
+                    "updated_at": now,
+                }
+                for cid in eligible
+            ]
+            inserted = len((await session.execute(stmt_ins, params)).all())
             # Enrolled by someone else between our read and our insert.
             reasons["already_enrolled"] += len(eligible) - inserted
 
