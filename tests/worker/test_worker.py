@@ -222,3 +222,37 @@ async def test_in_process_worker_runs_jobs_and_stops_with_the_app(client, actor,
 def test_the_test_app_does_not_run_the_worker(settings) -> None:
     assert settings.run_worker_in_process is False
     assert in_process_worker not in create_app(settings).state.lifespan_hooks
+
+
+async def test_a_failing_job_is_retried_then_marked_failed(
+    client, actor, db, app, monkeypatch
+) -> None:
+    from salesplan.engage import enrollment
+
+    acme, _ = await make_account(db, actor.org.id)
+    ids = await bulk_contacts(db, actor.org.id, acme.id, 3)
+    job_id = await enroll_all(client, actor, ids)
+
+    async def broken(*_: Any) -> Any:
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr(enrollment, "_audience", broken)
+    await drain(ctx_for(app, "w"))
+    resp = await client.get(f"{API}/enrollment-jobs/{job_id}", headers=actor.headers)
+    job = resp.json()
+    assert job["status"] == "failed" and job["attempts"] == enrollment.MAX_ATTEMPTS
+    assert len(job["errors"]) == enrollment.MAX_ATTEMPTS
+    assert "fire" not in resp.text
+    assert job["completedAt"] is not None and job["enrolled"] == 0
+
+
+async def test_one_worker_continuing_a_long_job_is_one_attempt(client, actor, db, app) -> None:
+    from salesplan.engage.enrollment import BATCHES_PER_CALL
+
+    acme, _ = await make_account(db, actor.org.id)
+    ids = await bulk_contacts(db, actor.org.id, acme.id, (BATCHES_PER_CALL + 5) * 10)
+    job_id = await enroll_all(client, actor, ids)
+    await drain(ctx_for(app, "w", enrollment_batch_size=10))
+    job = await job_row(app, job_id)
+    assert job.status == "completed" and job.attempts == 1
+    assert job.enrolled == len(ids)

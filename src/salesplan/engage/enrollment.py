@@ -12,7 +12,7 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, case, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -36,6 +36,9 @@ Job = EngageEnrollmentJob
 # A call runs at most this many batches, then returns so that other job kinds get a turn; the
 # loop calls again at once since work was done (the lease stays ours meanwhile).
 BATCHES_PER_CALL = 20
+# A batch that raised is retried from the job's cursor by the next claim, up to this many
+# attempts in all; then the job is `failed`.
+MAX_ATTEMPTS = 3
 
 
 async def run_enrollment_jobs(ctx: WorkerContext) -> int:
@@ -93,7 +96,9 @@ async def _claim(ctx: WorkerContext) -> uuid.UUID | None:
             worker_id=ctx.worker_id,
             lease_expires_at=lease,
             started_at=func.coalesce(Job.started_at, now),
-            attempts=Job.attempts + 1,
+            # A worker taking the job (again after a failure, or over from a dead one) counts
+            # as an attempt; the same worker continuing it does not.
+            attempts=case((Job.worker_id == ctx.worker_id, Job.attempts), else_=Job.attempts + 1),
             updated_at=now,
         )
         .returning(Job.id)
@@ -245,18 +250,26 @@ async def _release(ctx: WorkerContext, job_id: uuid.UUID) -> None:
 
 
 async def _fail(ctx: WorkerContext, job_id: uuid.UUID, exc: Exception) -> None:
+    """Hand the job back for a retry from its cursor, or mark it failed after MAX_ATTEMPTS.
+    The error is recorded without internals (they go to the log)."""
+    now = utcnow()
     async with ctx.sessionmaker() as session:
-        await session.execute(
-            update(Job)
-            .where(Job.id == job_id, Job.worker_id == ctx.worker_id)
-            .values(
-                status="failed",
-                errors=[{"code": "internal_error", "message": "The enrollment failed."}],
-                worker_id=None,
-                lease_expires_at=None,
-                completed_at=utcnow(),
-                updated_at=utcnow(),
+        job = (
+            await session.execute(
+                select(Job).where(Job.id == job_id, Job.worker_id == ctx.worker_id)
             )
-            .execution_options(synchronize_session=False)
+        ).scalar_one_or_none()
+        if job is None:
+            return
+        errors = list(job.errors or [])
+        errors.append(
+            {"code": "internal_error", "message": "A batch failed.", "at": now.isoformat()}
         )
+        job.errors = errors[-10:]
+        job.worker_id = None
+        job.lease_expires_at = None
+        job.updated_at = now
+        if job.attempts >= MAX_ATTEMPTS:
+            job.status = "failed"
+            job.completed_at = now
         await session.commit()
