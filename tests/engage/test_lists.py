@@ -175,3 +175,19 @@ async def test_large_list_pages_with_keyset_cursors(client, actor, db) -> None:
             break
         url = f"{API}/lists/{lst['id']}/members?limit=200&cursor={page['pagination']['nextCursor']}"
     assert seen == [str(i) for i in sorted(ids)]
+
+
+async def test_dynamic_list_updated_since(client, actor, db) -> None:
+    from datetime import timedelta
+
+    from salesplan.kit.clock import utcnow
+
+    acme, _ = await make_account(db, actor.org.id)
+    old = await make_contact(db, acme, "Old", "One")
+    old.updated_at = utcnow() - timedelta(days=30)
+    await db.commit()
+    fresh = await make_contact(db, acme, "New", "Two")
+    since = (utcnow() - timedelta(days=1)).isoformat().replace("+00:00", "Z")
+    lst = await dynamic_list(client, actor, {"updatedSince": since})
+    resp = await client.get(f"{API}/lists/{lst['id']}/members", headers=actor.headers)
+    assert [m["contactId"] for m in resp.json()["data"]] == [str(fresh.id)]
