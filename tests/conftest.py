@@ -81,6 +81,8 @@ async def settings(database_url: str, tmp_data_dir: Path) -> Settings:
         secret_key="test-secret-key-not-for-production",
         public_url="http://testserver",
         redis_url=None,
+        # Tests run the worker themselves (tests/worker); the shared app never runs it.
+        worker_in_process=False,
         _env_file=None,  # type: ignore[call-arg]
     )
 

@@ -37,6 +37,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     from salesplan.accounts.router import router as accounts_router
     from salesplan.buying_groups.router import router as buying_groups_router
     from salesplan.contacts.router import router as contacts_router
+    from salesplan.engage.router import router as engage_router
     from salesplan.leads.router import router as leads_router
     from salesplan.meta.router import router as meta_router
     from salesplan.oauth.router import router as oauth_router
@@ -59,6 +60,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/opportunities", opportunities_router, True),
         ("/leads", leads_router, True),
         ("/relationship-maps", relationship_maps_router, True),
+        ("/engage", engage_router, True),
     ]
 
 
@@ -129,6 +131,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         ip_limit=settings.ip_rate_limit_per_minute,
     )
     app.state.lifespan_hooks = []
+    if settings.run_worker_in_process:
+        from salesplan.worker.loop import in_process_worker
+
+        app.state.lifespan_hooks.append(in_process_worker)
 
     install_error_handlers(app)
     # OAuth endpoints answer RFC 6749 errors, not ErrorEnvelope (contract §2).

@@ -564,6 +564,18 @@ def revoke_oauth_app(
     emit(run_in_session(go), "OAuth app revoked")
 
 
+@app.command()
+def worker() -> None:
+    """Run the background worker (enrollment jobs; delivery and calendar sync join it)."""
+    import logging
+
+    from salesplan.worker.loop import run_standalone
+
+    settings = Settings()
+    logging.basicConfig(level=settings.log_level.upper())
+    asyncio.run(run_standalone(settings))
+
+
 def _register_import() -> None:
     from salesplan.accounts.import_cli import import_app
 

@@ -35,6 +35,15 @@ class Settings(BaseSettings):
     smtp_starttls: bool = False
     smtp_from: str = "salesplan@localhost"
     worker_in_process: bool | None = None
+    # The worker: how long a claimed job stays a worker's without a sign of life (a killed
+    # worker's job is taken over after this), and how often an idle worker looks for due work
+    # when no wake-up arrives.
+    worker_lease_seconds: float = 60.0
+    worker_poll_seconds: float = 5.0
+    # Enrollment jobs: contacts per batch (one INSERT, one commit), and an optional pause
+    # between batches to spread a large enrollment's load on the database.
+    enrollment_batch_size: int = Field(default=1000, ge=1, le=1000)
+    enrollment_batch_pause_seconds: float = 0.0
     db_pool_size: int = 10
     # Connections the embedded SQLite default keeps open (one writer at a time either way).
     sqlite_pool_size: int = 5

@@ -184,6 +184,77 @@ async def _load_demo_plan(session: AsyncSession, org: Organization, user: User) 
     await create_plan(session, ctx, body)
 
 
+async def _load_engage(session: AsyncSession, org: Organization, user: User) -> None:
+    """Templates on each channel, a dynamic list and a draft campaign using them."""
+    from salesplan.engage.schemas import CampaignIn, ListIn, TemplateIn
+    from salesplan.engage.service import create_campaign, create_list, create_template
+
+    ctx = demo_context(org, user)
+    email = await create_template(
+        session,
+        ctx,
+        TemplateIn.model_validate(
+            {
+                "name": "Intro e-mail",
+                "channel": "EMAIL",
+                "subject": "{{ account.name }} and Acme, {{ contact.firstName }}",
+                "body": "Hi {{ contact.firstName }},\n\nI lead the work with "
+                "{{ account.name }} at Acme. Could we talk for 20 minutes next week?\n\n"
+                "{{ sender.fullName }}",
+            }
+        ),
+    )
+    linkedin = await create_template(
+        session,
+        ctx,
+        TemplateIn.model_validate(
+            {
+                "name": "LinkedIn follow-up",
+                "channel": "LINKEDIN",
+                "body": "Hi {{ contact.firstName }}, following up on my e-mail about "
+                "{{ account.name }}. Happy to connect.",
+            }
+        ),
+    )
+    await create_template(
+        session,
+        ctx,
+        TemplateIn.model_validate(
+            {
+                "name": "Slack nudge",
+                "channel": "SLACK",
+                "body": "{{ contact.firstName }}, the pilot notes for {{ account.name }} are ready.",
+            }
+        ),
+    )
+    await create_list(
+        session,
+        ctx,
+        ListIn.model_validate(
+            {"name": "Contacts with e-mail", "type": "DYNAMIC", "criteria": {"hasEmail": True}}
+        ),
+    )
+    await create_campaign(
+        session,
+        ctx,
+        CampaignIn.model_validate(
+            {
+                "name": "Q1 outreach",
+                "flow": {
+                    "steps": [
+                        {"channel": "EMAIL", "templateId": str(email.id), "delayMinutes": 0},
+                        {
+                            "channel": "LINKEDIN",
+                            "templateId": str(linkedin.id),
+                            "delayMinutes": 2880,
+                        },
+                    ]
+                },
+            }
+        ),
+    )
+
+
 def demo_context(org: Organization, user: User) -> RequestContext:
     """The demo user acting in the demo organization, as the services expect."""
     principal = Principal(
@@ -196,4 +267,4 @@ def demo_context(org: Organization, user: User) -> RequestContext:
     return RequestContext(principal, org.id, "demo")
 
 
-DEMO_LOADERS.extend([_load_crm, _load_demo_plan])
+DEMO_LOADERS.extend([_load_crm, _load_demo_plan, _load_engage])

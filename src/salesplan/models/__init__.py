@@ -11,6 +11,16 @@ from salesplan.models.crm import (
     RelationshipMap,
     RelationshipMapContact,
 )
+from salesplan.models.engage import (
+    EngageCampaign,
+    EngageDraft,
+    EngageEnrollment,
+    EngageEnrollmentJob,
+    EngageList,
+    EngageListMember,
+    EngageSuppression,
+    EngageTemplate,
+)
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -22,6 +32,14 @@ __all__ = [
     "BuyingGroup",
     "BuyingGroupMember",
     "Contact",
+    "EngageCampaign",
+    "EngageDraft",
+    "EngageEnrollment",
+    "EngageEnrollmentJob",
+    "EngageList",
+    "EngageListMember",
+    "EngageSuppression",
+    "EngageTemplate",
     "Lead",
     "Membership",
     "OAuthApp",

@@ -7,5 +7,9 @@ from salesplan.worker.context import JobKind
 
 def job_kinds() -> list[JobKind]:
     """Imported lazily so that the loop module does not import every domain at start-up."""
-    kinds: list[JobKind] = []
+    from salesplan.engage.enrollment import run_enrollment_jobs
+
+    kinds: list[JobKind] = [
+        run_enrollment_jobs,
+    ]
     return kinds
