@@ -11,6 +11,14 @@ from salesplan.models.crm import (
     RelationshipMap,
     RelationshipMapContact,
 )
+from salesplan.models.engage_delivery import (
+    EngageMessage,
+    EngageReply,
+    EngageSuppression,
+    IdempotencyRecord,
+    OrganizationIntegration,
+    SenderPause,
+)
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -22,6 +30,10 @@ __all__ = [
     "BuyingGroup",
     "BuyingGroupMember",
     "Contact",
+    "EngageMessage",
+    "EngageReply",
+    "EngageSuppression",
+    "IdempotencyRecord",
     "Lead",
     "Membership",
     "OAuthApp",
@@ -29,12 +41,14 @@ __all__ = [
     "OAuthToken",
     "Opportunity",
     "Organization",
+    "OrganizationIntegration",
     "Plan",
     "PlanGoal",
     "PlanMilestone",
     "PlanTask",
     "RelationshipMap",
     "RelationshipMapContact",
+    "SenderPause",
     "User",
     "WebSession",
 ]
