@@ -4,6 +4,7 @@ refusal) and a local HTTP server standing in for a Slack webhook."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import uuid
 from collections.abc import Iterator
@@ -40,9 +41,11 @@ class SmtpSink:
 @pytest.fixture
 def smtp() -> Iterator[SmtpSink]:
     sink = SmtpSink()
-    controller = Controller(sink, hostname="127.0.0.1", port=0)
+    with socket.socket() as probe:  # a free port (aiosmtpd's start-up check cannot use 0)
+        probe.bind(("127.0.0.1", 0))
+        sink.port = probe.getsockname()[1]
+    controller = Controller(sink, hostname="127.0.0.1", port=sink.port)
     controller.start()
-    sink.port = controller.server.sockets[0].getsockname()[1]
     yield sink
     controller.stop()
 

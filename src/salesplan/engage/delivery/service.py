@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Date, cast, func, literal, select, union_all
+from sqlalchemy import Date, cast, func, literal, literal_column, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
@@ -270,7 +270,7 @@ async def analytics(
         ).where(column >= low, column < high)
         if campaign_id is not None:
             part = part.where(EngageMessage.campaign_id == campaign_id)
-        parts.append(part.group_by(_day(column, dialect)))
+        parts.append(part.group_by(literal_column("day")))
     rows = (await session.execute(union_all(*parts))).all()
     days: dict[date, AnalyticsDay] = {}
     cursor = start
