@@ -15,6 +15,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from email.utils import parseaddr
 from typing import Any
 
 import aiosmtplib
@@ -164,6 +165,7 @@ async def send_email_batch(settings: Settings, messages: list[EngageMessage]) ->
     """Send over a few SMTP connections at once, each reused for its share of the batch. The
     first throttling answer stops the whole batch: the rest waits for the pause."""
     origin, key = settings.public_url, settings.signing_key
+    envelope_from = parseaddr(settings.smtp_from)[1] or settings.smtp_from
     throttled: list[datetime] = []
     outcomes: dict[Any, Outcome] = {}
     lanes = min(SMTP_CONNECTIONS, len(messages))
@@ -178,9 +180,7 @@ async def send_email_batch(settings: Settings, messages: list[EngageMessage]) ->
                     if client is None or not client.is_connected:
                         client = await _smtp_client(settings)
                     mail = build_email(message, settings.smtp_from, origin, key)
-                    await client.send_message(
-                        mail, sender=settings.smtp_from, recipients=[message.to_address or ""]
-                    )
+                    await client.sendmail(envelope_from, [message.to_address or ""], mail)
                     outcomes[message.id] = Outcome(message.id, "sent")
                 except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
                     outcome = _smtp_outcome(message, exc)
