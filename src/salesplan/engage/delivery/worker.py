@@ -13,7 +13,8 @@ import asyncio
 import random
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parseaddr
 from typing import Any
@@ -62,10 +63,7 @@ class Outcome:
     pause_until: datetime | None = None
 
 
-@dataclass
-class Batch:
-    messages: list[EngageMessage]
-    outcomes: list[Outcome] = field(default_factory=list)
+OnSent = Callable[[EngageMessage], Awaitable[None]]
 
 
 async def run_delivery(ctx: WorkerContext) -> int:
@@ -78,12 +76,19 @@ async def run_delivery(ctx: WorkerContext) -> int:
         return 0
     email = [m for m in messages if m.channel == "EMAIL"]
     slack = [m for m in messages if m.channel == "SLACK"]
+
+    async def on_sent(message: EngageMessage) -> None:
+        # Written at once, before the lane sends its next message: a worker killed mid-batch
+        # re-sends only what was in flight, never what the relay had already accepted.
+        async with ctx.engine.begin() as conn:
+            await conn.execute(_outcome_statement(), [_sent_row(ctx.worker_id, message)])
+
     outcomes: list[Outcome] = []
     if email:
-        outcomes += await send_email_batch(ctx.settings, email)
+        outcomes += await send_email_batch(ctx.settings, email, on_sent)
     if slack:
         async with ctx.sessionmaker() as session:
-            outcomes += await send_slack_batch(session, ctx.settings, slack)
+            outcomes += await send_slack_batch(session, ctx.settings, slack, on_sent)
     async with ctx.sessionmaker() as session:
         await record(session, ctx.worker_id, messages, outcomes)
         await session.commit()
@@ -161,7 +166,9 @@ async def _smtp_client(settings: Settings) -> aiosmtplib.SMTP:
     return client
 
 
-async def send_email_batch(settings: Settings, messages: list[EngageMessage]) -> list[Outcome]:
+async def send_email_batch(
+    settings: Settings, messages: list[EngageMessage], on_sent: OnSent
+) -> list[Outcome]:
     """Send over a few SMTP connections at once, each reused for its share of the batch. The
     first throttling answer stops the whole batch: the rest waits for the pause."""
     origin, key = settings.public_url, settings.signing_key
@@ -182,6 +189,7 @@ async def send_email_batch(settings: Settings, messages: list[EngageMessage]) ->
                     mail = build_email(message, settings.smtp_from, origin, key)
                     await client.sendmail(envelope_from, [message.to_address or ""], mail)
                     outcomes[message.id] = Outcome(message.id, "sent")
+                    await on_sent(message)
                 except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
                     outcome = _smtp_outcome(message, exc)
                     outcomes[message.id] = outcome
@@ -210,7 +218,7 @@ async def send_email_batch(settings: Settings, messages: list[EngageMessage]) ->
 
 
 async def send_slack_batch(
-    session: AsyncSession, settings: Settings, messages: list[EngageMessage]
+    session: AsyncSession, settings: Settings, messages: list[EngageMessage], on_sent: OnSent
 ) -> list[Outcome]:
     results: list[Outcome] = []
     paused: dict[Any, datetime] = {}
@@ -243,6 +251,7 @@ async def send_slack_batch(
                 results.append(Outcome(message.id, "throttled", "Slack 429", paused[org]))
             elif response.is_success:
                 results.append(Outcome(message.id, "sent"))
+                await on_sent(message)
             elif response.status_code >= 500:
                 results.append(Outcome(message.id, "retry", f"Slack {response.status_code}"))
             else:
@@ -263,12 +272,15 @@ def _retry_after(value: str | None) -> timedelta:
 async def record(
     session: AsyncSession, worker_id: str, messages: list[EngageMessage], outcomes: list[Outcome]
 ) -> None:
-    """Write every outcome where the lease is still ours, and the senders' pauses."""
+    """Write the outcomes other than `sent` (written as they happen) where the lease is still
+    ours, and the senders' pauses."""
     now = utcnow()
     by_id = {m.id: m for m in messages}
     rows: list[dict[str, Any]] = []
     pauses: dict[str, datetime] = {}
     for outcome in outcomes:
+        if outcome.kind == "sent":
+            continue
         message = by_id[outcome.message_id]
         row: dict[str, Any] = {
             "b_id": message.id,
@@ -278,10 +290,9 @@ async def record(
             "last_error": outcome.error,
             "next_attempt_at": None,
             "sent_at": None,
+            "updated_at": now,
         }
-        if outcome.kind == "sent":
-            row |= {"status": "sent", "sent_at": now, "last_error": None}
-        elif outcome.kind == "throttled":
+        if outcome.kind == "throttled":
             until = outcome.pause_until or now + DEFAULT_PAUSE
             # A throttle is not the message's fault: it does not count as an attempt.
             row |= {
@@ -296,8 +307,30 @@ async def record(
         else:
             row |= {"status": "failed"}
         rows.append(row)
+    if rows:
+        await session.execute(_outcome_statement(), rows)
+    for sender, until in pauses.items():
+        await pause_sender(session, sender, until, "throttled by the provider")
+
+
+def _sent_row(worker_id: str, message: EngageMessage) -> dict[str, Any]:
+    now = utcnow()
+    return {
+        "b_id": message.id,
+        "b_owner": worker_id,
+        "status": "sent",
+        "attempts": message.attempts,
+        "last_error": None,
+        "next_attempt_at": None,
+        "sent_at": now,
+        "updated_at": now,
+    }
+
+
+def _outcome_statement() -> Any:
+    """One message's outcome, written only while this worker still holds its lease."""
     table: Table = EngageMessage.__table__  # type: ignore[assignment]
-    stmt = (
+    return (
         table.update()
         .where(table.c.id == bindparam("b_id"), table.c.lease_owner == bindparam("b_owner"))
         .values(
@@ -308,13 +341,9 @@ async def record(
             sent_at=bindparam("sent_at"),
             lease_owner=None,
             lease_expires_at=None,
-            updated_at=now,
+            updated_at=bindparam("updated_at"),
         )
     )
-    if rows:
-        await session.execute(stmt, rows)
-    for sender, until in pauses.items():
-        await pause_sender(session, sender, until, "throttled by the provider")
 
 
 async def pause_sender(session: AsyncSession, sender: str, until: datetime, reason: str) -> None:
