@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
-import time
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.models.engage_delivery import EngageMessage
 from tests.engage_delivery.conftest import SmtpSink, worker_context
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 WORKER = """
 import asyncio, sys
@@ -44,15 +45,23 @@ asyncio.run(main())
 
 
 class SlowSink(SmtpSink):
+    """50 ms per message, and an event once ten have arrived."""
+
+    reached: threading.Event
+
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         await asyncio.sleep(0.05)
-        return await super().handle_DATA(server, session, envelope)
+        answer = await super().handle_DATA(server, session, envelope)
+        if len(self.received) >= 10:
+            self.reached.set()
+        return answer
 
 
 async def test_sigkill_mid_batch_loses_nothing_and_resends_only_in_flight(
     app, actor, db, smtp
 ) -> None:
     smtp.__class__ = SlowSink
+    smtp.reached = threading.Event()  # type: ignore[attr-defined]
     total = 40
     now = utcnow()
     for n in range(total):
@@ -71,19 +80,16 @@ async def test_sigkill_mid_batch_loses_nothing_and_resends_only_in_flight(
         )
     await db.commit()  # type: ignore[attr-defined]
 
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = os.environ | {"PYTHONPATH": src}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WORKER, app.state.settings.database_url, str(smtp.port)], env=env
+    env = os.environ | {"PYTHONPATH": SRC}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", WORKER, app.state.settings.database_url, str(smtp.port), env=env
     )
     try:
-        deadline = time.monotonic() + 60
-        while len(smtp.received) < 10 and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
-        assert len(smtp.received) >= 10, "the doomed worker never got going"
+        started = await asyncio.to_thread(smtp.reached.wait, 60)  # type: ignore[attr-defined]
+        assert started, "the doomed worker never got going"
     finally:
         proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        await proc.wait()
     assert len(smtp.received) < total, "the batch finished before the kill"
 
     recorded_sent = set(
