@@ -140,7 +140,7 @@ async def explain(url: str, org_id: uuid.UUID, rows: int) -> str:
         plan = await conn.execute(
             text(
                 "EXPLAIN ANALYZE SELECT id FROM engage_messages WHERE next_attempt_at <= now() "
-                "AND channel != 'SLACK' ORDER BY next_attempt_at LIMIT :n FOR UPDATE SKIP LOCKED"
+                "ORDER BY next_attempt_at LIMIT :n FOR UPDATE SKIP LOCKED"
             ),
             {"n": BATCH},
         )
