@@ -127,6 +127,8 @@ async def send_message(
                 details={
                     "retryAt": isoformat(until),
                     "retryAfterSeconds": seconds,
+                    "endpointGroup": "engage_send",
+                    "write": True,
                     "reason": "provider_throttled",
                 },
                 headers={"Retry-After": str(seconds)},
