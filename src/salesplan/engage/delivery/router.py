@@ -50,7 +50,10 @@ def queue_item(message: Any) -> dict[str, Any]:
     tags=["engage-messages"],
     status_code=202,
     response_model=SendMessageOut,
-    responses={409: {"description": "Idempotency conflict (payload_mismatch or in_flight)."}},
+    responses={
+        409: {"description": "Idempotency conflict (payload_mismatch or in_flight)."},
+        422: {"description": "Missing contact, no address, or a suppressed address."},
+    },
 )
 async def send_engage_message(
     request: Request,

@@ -71,11 +71,11 @@ async def paused_until(session: AsyncSession, sender: str) -> datetime | None:
     return row.paused_until
 
 
-async def send_message(
-    session: AsyncSession, ctx: RequestContext, settings: Settings, data: SendMessageIn
-) -> EngageMessage:
-    """Validate a send and write its outbox row (the caller commits it with the idempotency
-    record)."""
+async def message_content(
+    session: AsyncSession, ctx: RequestContext, data: SendMessageIn, contact: Contact | None
+) -> tuple[str | None, str, str | None]:
+    """(subject, body, bodyHtml) of a send. Templates and drafts live in the Engage content
+    domain; until their rendering is wired here, a send that names one is a 422."""
     if data.template_id is not None or data.draft_id is not None:
         field = "templateId" if data.template_id is not None else "draftId"
         raise Unprocessable(
@@ -83,12 +83,21 @@ async def send_message(
             "send subject and body instead.",
             details={"field": field, "reason": "not_supported"},
         )
+    return data.subject, data.body or "", data.body_html
+
+
+async def send_message(
+    session: AsyncSession, ctx: RequestContext, settings: Settings, data: SendMessageIn
+) -> EngageMessage:
+    """Validate a send and write its outbox row (the caller commits it with the idempotency
+    record)."""
     if data.contact_id is None and data.to is None:
         raise ValidationFailed.at(["body", "contactId"], "Give contactId or to.")
-    if not data.body:
-        raise ValidationFailed.at(["body", "body"], "body is required.")
-    if data.channel == "EMAIL" and not data.subject:
-        raise ValidationFailed.at(["body", "subject"], "subject is required for EMAIL.")
+    if data.template_id is None and data.draft_id is None:
+        if not data.body:
+            raise ValidationFailed.at(["body", "body"], "body is required.")
+        if data.channel == "EMAIL" and not data.subject:
+            raise ValidationFailed.at(["body", "subject"], "subject is required for EMAIL.")
 
     contact: Contact | None = None
     if data.contact_id is not None:
@@ -111,6 +120,7 @@ async def send_message(
                 details={"field": "to", "reason": "suppressed", "suppression": reason},
             )
 
+    subject, body, body_html = await message_content(session, ctx, data, contact)
     now = utcnow()
     scheduled = data.scheduled_at
     if scheduled is not None and scheduled.tzinfo is None:
@@ -134,30 +144,66 @@ async def send_message(
                 headers={"Retry-After": str(seconds)},
             )
 
-    message_id = uuid7()
-    manual = data.channel == "LINKEDIN"
-    message = EngageMessage(
-        id=message_id,
+    message = outbox_message(
+        settings,
         organization_id=ctx.organization_id,
         channel=data.channel,
         contact_id=contact.id if contact is not None else None,
+        to=to,
+        subject=subject,
+        body=body,
+        body_html=body_html,
+        send_at=scheduled if in_future else None,
+    )
+    session.add(message)
+    await session.flush()
+    if not message.manual:
+        await wake_worker(session)
+    return message
+
+
+def outbox_message(
+    settings: Settings,
+    *,
+    organization_id: uuid.UUID,
+    channel: str,
+    contact_id: uuid.UUID | None,
+    to: str | None,
+    subject: str | None,
+    body: str,
+    body_html: str | None = None,
+    send_at: datetime | None = None,
+    campaign_id: uuid.UUID | None = None,
+    enrollment_id: uuid.UUID | None = None,
+    step_index: int | None = None,
+) -> EngageMessage:
+    """A new outbox row (also what campaign steps are queued as): `scheduled` for a future
+    `send_at`, else `queued`; LINKEDIN is a `manual` item the worker never takes. The caller
+    adds it to its session (and calls `wake_worker`)."""
+    now = utcnow()
+    message_id = uuid7()
+    manual = channel == "LINKEDIN"
+    in_future = send_at is not None and send_at > now
+    return EngageMessage(
+        id=message_id,
+        organization_id=organization_id,
+        channel=channel,
+        contact_id=contact_id,
+        campaign_id=campaign_id,
+        enrollment_id=enrollment_id,
+        step_index=step_index,
         to_address=to,
-        subject=data.subject,
-        body=data.body,
-        body_html=data.body_html,
+        subject=subject,
+        body=body,
+        body_html=body_html,
         status="scheduled" if in_future else "queued",
         manual=manual,
-        scheduled_at=scheduled if in_future else None,
-        next_attempt_at=None if manual else (scheduled if in_future else now),
+        scheduled_at=send_at if in_future else None,
+        next_attempt_at=None if manual else (send_at if in_future else now),
         rfc_message_id=rfc_message_id(message_id, settings),
         created_at=now,
         updated_at=now,
     )
-    session.add(message)
-    await session.flush()
-    if not manual:
-        await wake_worker(session)
-    return message
 
 
 async def list_queue(
