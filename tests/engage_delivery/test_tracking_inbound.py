@@ -228,3 +228,83 @@ async def test_analytics_from_after_to_is_400(client, actor) -> None:
         "/api/v1/engage/analytics?from=2026-02-01&to=2026-01-01", headers=actor.in_org()
     )
     assert response.status_code == 400
+
+
+def complaint(message_id: str) -> bytes:
+    parts = [
+        "From: feedback@isp.example",
+        "To: sales@example.com",
+        "Subject: Complaint",
+        "MIME-Version: 1.0",
+        'Content-Type: multipart/report; report-type=feedback-report; boundary="f1"',
+        "",
+        "--f1",
+        "Content-Type: text/plain",
+        "",
+        "A user marked this as spam.",
+        "--f1",
+        "Content-Type: message/feedback-report",
+        "",
+        "Feedback-Type: abuse",
+        "User-Agent: isp/1.0",
+        "Version: 1",
+        "",
+        "--f1",
+        "Content-Type: text/rfc822-headers",
+        "",
+        f"Message-ID: {message_id}",
+        "",
+        "--f1--",
+        "",
+    ]
+    return "\r\n".join(parts).encode()
+
+
+async def test_a_spam_complaint_suppresses_the_address(app, client, actor, db, smtp) -> None:
+    secret = await secret_of(app, db, actor)
+    message, _ = await delivered(app, client, actor, smtp)
+    response = await post_inbound(client, actor.org.id, complaint(message["messageId"]), secret)
+    assert response.status_code == 202
+    refused = await send(client, actor, email(), key="k-2")
+    assert refused.status_code == 422
+    assert refused.json()["error"]["details"]["suppression"] == "complaint"
+
+
+async def test_a_reply_cancels_the_contacts_remaining_campaign_steps(
+    app, client, actor, db, smtp
+) -> None:
+    import uuid
+    from datetime import timedelta
+
+    from salesplan.engage.delivery.service import outbox_message
+    from tests.fixtures.crm import make_account, make_contact
+
+    secret = await secret_of(app, db, actor)
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    campaign = uuid.uuid4()
+    steps = [
+        outbox_message(
+            app.state.settings,
+            organization_id=actor.org.id,
+            channel="EMAIL",
+            contact_id=contact.id,
+            to=contact.email,
+            subject=f"Step {n}",
+            body="Hello",
+            send_at=None if n == 0 else utcnow() + timedelta(days=n),
+            campaign_id=campaign,
+            step_index=n,
+        )
+        for n in range(3)
+    ]
+    db.add_all(steps)
+    await db.commit()
+    await run_delivery(worker_context(app, smtp))
+    response = await post_inbound(client, actor.org.id, reply_to(steps[0].rfc_message_id), secret)
+    assert response.status_code == 202
+    queue = (
+        await client.get(f"/api/v1/engage/queue?campaignId={campaign}", headers=actor.in_org())
+    ).json()["data"]
+    statuses = {item["subject"]: item["status"] for item in queue}
+    assert statuses == {"Step 0": "sent", "Step 1": "cancelled", "Step 2": "cancelled"}
