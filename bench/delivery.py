@@ -1,9 +1,9 @@
 """Delivery throughput: messages per second from the outbox to a local SMTP sink.
 
-    .venv/bin/python bench/delivery.py [--messages 3000] [--explain-rows 1000000]
+    .venv/bin/python bench/delivery.py [--messages 3000] [--explain-rows 1000000] [--sinks 2]
 
 Needs PostgreSQL at BENCH_DATABASE_URL (default postgresql+asyncpg://postgres@127.0.0.1:5432/test).
-Creates a throwaway database, queues N e-mails, starts an aiosmtpd sink in its own process, then
+Creates a throwaway database, queues N e-mails, starts aiosmtpd sinks in their own processes, then
 drains the outbox with one worker process and again with two, each calling the delivery job kind
 (`run_delivery`) in a loop until nothing is due. Prints messages/s for both and the EXPLAIN of
 the claim query with `--explain-rows` queued rows. Drops its database at the end.
@@ -32,7 +32,9 @@ BASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgresql+asyncpg://postgres@1
 
 
 def sink_process(port: int, ready: Any, counter: Any) -> None:
-    from aiosmtpd.controller import Controller
+    """An aiosmtpd server that accepts and discards; several of these share the port
+    (SO_REUSEPORT), so that the sink is not the single-core ceiling of the measurement."""
+    from aiosmtpd.smtp import SMTP
 
     class Sink:
         async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
@@ -40,11 +42,15 @@ def sink_process(port: int, ready: Any, counter: Any) -> None:
                 counter.value += 1
             return "250 OK"
 
-    controller = Controller(Sink(), hostname="127.0.0.1", port=port)
-    controller.start()
-    ready.set()
-    while True:
-        time.sleep(3600)
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        server = await loop.create_server(
+            lambda: SMTP(Sink(), hostname="sink.local"), "127.0.0.1", port, reuse_port=True
+        )
+        ready.set()
+        await server.serve_forever()
+
+    asyncio.run(serve())
 
 
 def free_port() -> int:
@@ -178,6 +184,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--explain-rows", type=int, default=1_000_000)
+    parser.add_argument("--sinks", type=int, default=2, help="SMTP sink processes")
     args = parser.parse_args()
 
     base = make_url(BASE_URL)
@@ -199,11 +206,14 @@ def main() -> None:
     asyncio.run(create())
     ctx = multiprocessing.get_context("spawn")
     counter = ctx.Value("i", 0)
-    ready = ctx.Event()
     port = free_port()
-    sink = ctx.Process(target=sink_process, args=(port, ready, counter), daemon=True)
-    sink.start()
-    ready.wait(10)
+    sinks = []
+    for _ in range(args.sinks):
+        ready = ctx.Event()
+        sink = ctx.Process(target=sink_process, args=(port, ready, counter), daemon=True)
+        sink.start()
+        ready.wait(10)
+        sinks.append(sink)
     try:
         org_id = asyncio.run(setup(url))
         results = {}
@@ -223,7 +233,8 @@ def main() -> None:
             print(f"\nclaim query with {args.explain_rows:,} queued rows:")
             print(asyncio.run(explain(url, org_id, args.explain_rows)))
     finally:
-        sink.terminate()
+        for sink in sinks:
+            sink.terminate()
         asyncio.run(drop())
 
 
