@@ -209,3 +209,10 @@ async def test_worker_prunes_expired_idempotency_keys(app, client, actor, db, mo
     again = await send(client, actor, email(body="a new message"))
     assert again.status_code == 202
     assert "Idempotency-Replayed" not in again.headers
+
+
+async def test_slack_send_without_a_webhook_is_422(client, actor) -> None:
+    body = {"channel": "SLACK", "to": "#deals", "body": "Signed!"}
+    response = await send(client, actor, body)
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["reason"] == "slack_not_configured"

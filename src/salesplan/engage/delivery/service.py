@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
+from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.schemas import (
     AnalyticsDay,
     AnalyticsOut,
@@ -120,6 +121,14 @@ async def send_message(
                 details={"field": "to", "reason": "suppressed", "suppression": reason},
             )
 
+    if data.channel == "SLACK" and not await slack_webhook_url(
+        session, settings, ctx.organization_id
+    ):
+        raise Unprocessable(
+            "The organization has no Slack webhook configured "
+            "(salesplan admin set-integration --slack-webhook-url).",
+            details={"field": "channel", "reason": "slack_not_configured"},
+        )
     subject, body, body_html = await message_content(session, ctx, data, contact)
     now = utcnow()
     scheduled = data.scheduled_at
