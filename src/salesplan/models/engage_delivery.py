@@ -111,13 +111,15 @@ class EngageReply(IdMixin, TenantMixin, Base):
 
 
 class EngageSuppression(IdMixin, TenantMixin, Base):
-    """An address the organization never sends to again (unsubscribe, hard bounce, complaint)."""
+    """An address the organization never sends to again (unsubscribe, hard bounce, complaint),
+    stored lower-case. The same table as `models/engage.py` of the Engage content branch
+    (enrollment skips these): at merge, keep one definition."""
 
     __tablename__ = "engage_suppressions"
     __table_args__ = (UniqueConstraint("organization_id", "email"),)
 
     email: Mapped[str] = mapped_column(String(320))
-    reason: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

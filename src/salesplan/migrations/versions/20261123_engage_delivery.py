@@ -30,7 +30,7 @@ def upgrade() -> None:
     op.create_table(
         "engage_suppressions",
         sa.Column("email", sa.String(length=320), nullable=False),
-        sa.Column("reason", sa.String(length=32), nullable=False),
+        sa.Column("reason", sa.String(length=64), nullable=False),
         sa.Column("created_at", salesplan.models.base.UTCDateTime(timezone=True), nullable=False),
         sa.Column("id", sa.Uuid(), nullable=False),
         sa.Column("organization_id", sa.Uuid(), nullable=False),
