@@ -37,6 +37,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     from salesplan.accounts.router import router as accounts_router
     from salesplan.buying_groups.router import router as buying_groups_router
     from salesplan.contacts.router import router as contacts_router
+    from salesplan.engage.delivery.router import router as engage_delivery_router
     from salesplan.engage.router import router as engage_router
     from salesplan.leads.router import router as leads_router
     from salesplan.meta.router import router as meta_router
@@ -61,6 +62,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/leads", leads_router, True),
         ("/relationship-maps", relationship_maps_router, True),
         ("/engage", engage_router, True),
+        ("", engage_delivery_router, True),
     ]
 
 
@@ -160,6 +162,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     include_flat(app, discovery_router)
     include_flat(app, web_router)
     include_flat(app, maps_router)
+    from salesplan.engage.delivery.public import router as engage_public_router
+
+    include_flat(app, engage_public_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     from salesplan.web.docs import install_docs
 

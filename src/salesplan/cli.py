@@ -576,6 +576,49 @@ def worker() -> None:
     asyncio.run(run_standalone(settings))
 
 
+@admin.command("set-integration")
+def set_integration_cmd(
+    org: Annotated[str, typer.Option("--org", help="Organization id.")],
+    slack_webhook_url: Annotated[
+        str | None, typer.Option("--slack-webhook-url", help="Incoming webhook; '' clears it.")
+    ] = None,
+    slack_signing_secret: Annotated[
+        str | None, typer.Option("--slack-signing-secret", help="Events API signing secret.")
+    ] = None,
+) -> None:
+    """Set an organization's Slack integration (stored encrypted); prints what is configured."""
+    from salesplan.engage.delivery.integrations import set_integration
+
+    org_id = _uuid(org, "--org")
+    settings = Settings()
+
+    async def go(session: AsyncSession) -> dict[str, Any]:
+        configured = await set_integration(
+            session,
+            settings,
+            org_id,
+            slack_webhook_url=slack_webhook_url,
+            slack_signing_secret=slack_signing_secret,
+        )
+        return {"organizationId": str(org_id), **configured}
+
+    emit(run_in_session(go, settings), "integration")
+
+
+@admin.command("inbound-secret")
+def inbound_secret_cmd(org: Annotated[str, typer.Option("--org", help="Organization id.")]) -> None:
+    """Print the organization's inbound e-mail HMAC secret as {"secret": …} (created once)."""
+    from salesplan.engage.delivery.integrations import inbound_secret
+
+    org_id = _uuid(org, "--org")
+    settings = Settings()
+
+    async def go(session: AsyncSession) -> dict[str, Any]:
+        return {"secret": await inbound_secret(session, settings, org_id, create=True)}
+
+    emit(run_in_session(go, settings), "inbound secret")
+
+
 def _register_import() -> None:
     from salesplan.accounts.import_cli import import_app
 

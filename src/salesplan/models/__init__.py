@@ -21,6 +21,13 @@ from salesplan.models.engage import (
     EngageSuppression,
     EngageTemplate,
 )
+from salesplan.models.engage_delivery import (
+    EngageMessage,
+    EngageReply,
+    IdempotencyRecord,
+    OrganizationIntegration,
+    SenderPause,
+)
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -38,8 +45,11 @@ __all__ = [
     "EngageEnrollmentJob",
     "EngageList",
     "EngageListMember",
+    "EngageMessage",
+    "EngageReply",
     "EngageSuppression",
     "EngageTemplate",
+    "IdempotencyRecord",
     "Lead",
     "Membership",
     "OAuthApp",
@@ -47,12 +57,14 @@ __all__ = [
     "OAuthToken",
     "Opportunity",
     "Organization",
+    "OrganizationIntegration",
     "Plan",
     "PlanGoal",
     "PlanMilestone",
     "PlanTask",
     "RelationshipMap",
     "RelationshipMapContact",
+    "SenderPause",
     "User",
     "WebSession",
 ]

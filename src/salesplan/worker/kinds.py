@@ -7,9 +7,11 @@ from salesplan.worker.context import JobKind
 
 def job_kinds() -> list[JobKind]:
     """Imported lazily so that the loop module does not import every domain at start-up."""
+    from salesplan.engage.delivery.worker import run_delivery
     from salesplan.engage.enrollment import run_enrollment_jobs
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
+        run_delivery,
     ]
     return kinds

@@ -1,0 +1,1 @@
+"""Engage: templates, drafts, lists, campaigns and their delivery."""

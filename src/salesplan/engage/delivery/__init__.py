@@ -1,0 +1,1 @@
+"""Engage delivery: idempotent sends, the outbox worker, tracking, replies, suppression."""

@@ -1,0 +1,200 @@
+"""Engage delivery (contract §7 "engage"): send, queue, replies, analytics."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request
+from starlette.responses import JSONResponse
+
+from salesplan.auth.dependencies import require
+from salesplan.auth.principal import RequestContext
+from salesplan.db import SessionDep
+from salesplan.engage.delivery import service
+from salesplan.engage.delivery.schemas import (
+    AnalyticsOut,
+    QueueItemOut,
+    QueueStatus,
+    ReplyOut,
+    SendMessageIn,
+    SendMessageOut,
+)
+from salesplan.idempotency import run_idempotent
+from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.schemas import ListResponse
+
+router = APIRouter()
+
+Send = Annotated[RequestContext, require("engage:send", "engage_send")]
+QueueRead = Annotated[RequestContext, require("engage:read", "engage_queue")]
+AnalyticsRead = Annotated[RequestContext, require("engage:read", "engage_analytics")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        description="Required: 1 to 255 printable characters; retries with the same key and "
+        "body replay the first answer.",
+    ),
+]
+
+
+def queue_item(message: Any) -> dict[str, Any]:
+    return QueueItemOut.model_validate(message).model_dump(mode="json", by_alias=True)
+
+
+@router.post(
+    "/engage/messages/send",
+    operation_id="sendEngageMessage",
+    tags=["engage-messages"],
+    status_code=202,
+    response_model=SendMessageOut,
+    responses={
+        409: {"description": "Idempotency conflict (payload_mismatch or in_flight)."},
+        422: {"description": "Missing contact, no address, or a suppressed address."},
+    },
+)
+async def send_engage_message(
+    request: Request,
+    body: SendMessageIn,
+    ctx: Send,
+    session: SessionDep,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
+    """Queue one message (EMAIL, SLACK, or LINKEDIN as a manual item) for delivery."""
+
+    async def execute() -> tuple[int, dict[str, Any]]:
+        settings = request.app.state.settings
+        message = await service.send_message(session, ctx, settings, body)
+        return 202, {"message": queue_item(message)}
+
+    return await run_idempotent(
+        request,
+        session,
+        ctx,
+        operation="sendEngageMessage",
+        key=idempotency_key,
+        path_params=None,
+        execute=execute,
+    )
+
+
+QueueParams = Annotated[ListParams, list_params(("createdAt", "updatedAt"))]
+
+
+@router.get(
+    "/engage/queue",
+    operation_id="listEngageQueue",
+    tags=["engage-queue"],
+    response_model=ListResponse[QueueItemOut],
+)
+async def list_engage_queue(
+    ctx: QueueRead,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: QueueParams,
+    status: Annotated[QueueStatus | None, Query()] = None,
+    campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
+    contact_id: Annotated[uuid.UUID | None, Query(alias="contactId")] = None,
+) -> ListResponse[QueueItemOut]:
+    """List outbound messages with their per-recipient delivery and engagement state."""
+    items, meta = await service.list_queue(
+        session,
+        ctx,
+        params,
+        codec,
+        status=status,
+        campaign_id=campaign_id,
+        contact_id=contact_id,
+    )
+    return ListResponse(data=[QueueItemOut.model_validate(m) for m in items], pagination=meta)
+
+
+@router.get(
+    "/engage/queue/{messageId}",
+    operation_id="getEngageQueueItem",
+    tags=["engage-queue"],
+    response_model=QueueItemOut,
+)
+async def get_engage_queue_item(
+    messageId: uuid.UUID, ctx: QueueRead, session: SessionDep
+) -> QueueItemOut:
+    """Read one queue item."""
+    return QueueItemOut.model_validate(await service.get_queue_item(session, ctx, messageId))
+
+
+ReplyParams = Annotated[ListParams, list_params(("receivedAt",), default="receivedAt")]
+IncludeHtml = Annotated[bool, Query(alias="includeHtml")]
+
+
+def reply_body(reply: Any, include_html: bool) -> dict[str, Any]:
+    data = ReplyOut.model_validate(reply).model_dump(mode="json", by_alias=True)
+    if not include_html:
+        data.pop("html", None)
+    return data
+
+
+@router.get(
+    "/engage/replies",
+    operation_id="listEngageReplies",
+    tags=["engage-replies"],
+    response_model=ListResponse[ReplyOut],
+    response_model_exclude_unset=True,
+)
+async def list_engage_replies(
+    ctx: QueueRead,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: ReplyParams,
+    message_id: Annotated[uuid.UUID | None, Query(alias="messageId")] = None,
+    contact_id: Annotated[uuid.UUID | None, Query(alias="contactId")] = None,
+    campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
+    include_html: IncludeHtml = False,
+) -> JSONResponse:
+    """List inbound replies; `html` (sanitized) only with includeHtml=true."""
+    items, meta = await service.list_replies(
+        session,
+        ctx,
+        params,
+        codec,
+        message_id=message_id,
+        contact_id=contact_id,
+        campaign_id=campaign_id,
+    )
+    return JSONResponse(
+        {
+            "data": [reply_body(r, include_html) for r in items],
+            "pagination": meta.model_dump(mode="json", by_alias=True),
+        }
+    )
+
+
+@router.get(
+    "/engage/replies/{replyId}",
+    operation_id="getEngageReply",
+    tags=["engage-replies"],
+    response_model=ReplyOut,
+)
+async def get_engage_reply(
+    replyId: uuid.UUID, ctx: QueueRead, session: SessionDep, include_html: IncludeHtml = False
+) -> JSONResponse:
+    """Read one reply; `html` (sanitized) only with includeHtml=true."""
+    return JSONResponse(reply_body(await service.get_reply(session, ctx, replyId), include_html))
+
+
+@router.get(
+    "/engage/analytics",
+    operation_id="getEngageAnalytics",
+    tags=["engage-queue"],
+    response_model=AnalyticsOut,
+)
+async def get_engage_analytics(
+    ctx: AnalyticsRead,
+    session: SessionDep,
+    start: Annotated[date | None, Query(alias="from")] = None,
+    end: Annotated[date | None, Query(alias="to")] = None,
+    campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
+) -> AnalyticsOut:
+    """Sent, delivered, opened, clicked, replied and bounced messages per day."""
+    return await service.analytics(session, ctx, start=start, end=end, campaign_id=campaign_id)

@@ -1,0 +1,98 @@
+"""Engage delivery on the wire: the send body, queue items, replies, analytics."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import Field
+
+from salesplan.kit.schemas import ApiModel, StrictBody
+
+Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
+QueueStatus = Literal[
+    "scheduled", "queued", "sending", "sent", "delivered", "bounced", "failed", "cancelled"
+]
+
+
+class SendMessageIn(StrictBody):
+    channel: Channel
+    contact_id: uuid.UUID | None = None
+    to: str | None = Field(default=None, min_length=1, max_length=320)
+    template_id: uuid.UUID | None = None
+    draft_id: uuid.UUID | None = None
+    subject: str | None = Field(default=None, max_length=998)
+    body: str | None = Field(default=None, max_length=200_000)
+    body_html: str | None = Field(default=None, max_length=500_000)
+    scheduled_at: datetime | None = None
+
+
+class QueueItemOut(ApiModel):
+    id: uuid.UUID
+    channel: Channel
+    status: QueueStatus
+    manual: bool
+    contact_id: uuid.UUID | None
+    campaign_id: uuid.UUID | None
+    to: str | None = Field(validation_alias="to_address")
+    subject: str | None
+    body: str
+    body_html: str | None
+    message_id: str = Field(validation_alias="rfc_message_id")
+    attempts: int
+    last_error: str | None
+    scheduled_at: datetime | None
+    sent_at: datetime | None
+    delivered_at: datetime | None
+    bounced_at: datetime | None
+    opened_at: datetime | None
+    open_count: int
+    clicked_at: datetime | None
+    click_count: int
+    replied_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class SendMessageOut(ApiModel):
+    message: QueueItemOut
+
+
+class ReplyOut(ApiModel):
+    id: uuid.UUID
+    message_id: uuid.UUID | None
+    contact_id: uuid.UUID | None
+    campaign_id: uuid.UUID | None
+    from_: str = Field(validation_alias="from_address", serialization_alias="from")
+    subject: str | None
+    text: str
+    # Present only with includeHtml=true (the router drops it otherwise).
+    html: str | None = None
+    received_at: datetime
+
+
+class AnalyticsDay(ApiModel):
+    date: date
+    sent: int = 0
+    delivered: int = 0
+    opened: int = 0
+    clicked: int = 0
+    replied: int = 0
+    bounced: int = 0
+
+
+class AnalyticsTotals(ApiModel):
+    sent: int = 0
+    delivered: int = 0
+    opened: int = 0
+    clicked: int = 0
+    replied: int = 0
+    bounced: int = 0
+
+
+class AnalyticsOut(ApiModel):
+    from_: date = Field(serialization_alias="from")
+    to: date
+    days: list[AnalyticsDay]
+    totals: AnalyticsTotals

@@ -1,0 +1,339 @@
+"""Engage delivery rules: queue a send, read the queue and replies, suppression, analytics."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Date, cast, func, literal, literal_column, select, union_all
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.config import Settings
+from salesplan.engage.delivery.integrations import slack_webhook_url
+from salesplan.engage.delivery.schemas import (
+    AnalyticsDay,
+    AnalyticsOut,
+    AnalyticsTotals,
+    SendMessageIn,
+)
+from salesplan.errors import RateLimited, Unprocessable, ValidationFailed
+from salesplan.kit.clock import isoformat, utcnow
+from salesplan.kit.ids import uuid7
+from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.models.crm import Contact
+from salesplan.models.engage import EngageSuppression
+from salesplan.models.engage_delivery import EngageMessage, EngageReply, SenderPause
+from salesplan.worker.context import wake_worker
+
+QUEUE_SORT = {"createdAt": EngageMessage.created_at, "updatedAt": EngageMessage.updated_at}
+REPLY_SORT = {"receivedAt": EngageReply.received_at}
+METRICS = ("sent", "delivered", "opened", "clicked", "replied", "bounced")
+
+
+def sender_of(channel: str, organization_id: uuid.UUID) -> str | None:
+    """The sender a provider can pause: the SMTP relay, or an organization's Slack webhook."""
+    if channel == "EMAIL":
+        return "smtp"
+    if channel == "SLACK":
+        return f"slack:{organization_id}"
+    return None
+
+
+def rfc_message_id(message_id: uuid.UUID, settings: Settings) -> str:
+    domain = settings.smtp_from.rpartition("@")[2].strip("> ") or "localhost"
+    return f"<{message_id}@{domain}>"
+
+
+def normalize_email(address: str) -> str:
+    return address.strip().lower()
+
+
+async def is_suppressed(session: AsyncSession, ctx: Any, email: str) -> str | None:
+    """The reason the address is suppressed in the organization, or None."""
+    stmt = scoped(select(EngageSuppression.reason), ctx, EngageSuppression).where(
+        EngageSuppression.email == normalize_email(email)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def paused_until(session: AsyncSession, sender: str) -> datetime | None:
+    row = await session.get(SenderPause, sender)
+    if row is None or row.paused_until <= utcnow():
+        return None
+    return row.paused_until
+
+
+async def message_content(
+    session: AsyncSession, ctx: RequestContext, data: SendMessageIn, contact: Contact | None
+) -> tuple[str | None, str, str | None]:
+    """(subject, body, bodyHtml) of a send. Templates and drafts live in the Engage content
+    domain; until their rendering is wired here, a send that names one is a 422."""
+    if data.template_id is not None or data.draft_id is not None:
+        field = "templateId" if data.template_id is not None else "draftId"
+        raise Unprocessable(
+            "Sending from a template or draft is not available on this server yet; "
+            "send subject and body instead.",
+            details={"field": field, "reason": "not_supported"},
+        )
+    return data.subject, data.body or "", data.body_html
+
+
+async def send_message(
+    session: AsyncSession, ctx: RequestContext, settings: Settings, data: SendMessageIn
+) -> EngageMessage:
+    """Validate a send and write its outbox row (the caller commits it with the idempotency
+    record)."""
+    if data.contact_id is None and data.to is None:
+        raise ValidationFailed.at(["body", "contactId"], "Give contactId or to.")
+    if data.template_id is None and data.draft_id is None:
+        if not data.body:
+            raise ValidationFailed.at(["body", "body"], "body is required.")
+        if data.channel == "EMAIL" and not data.subject:
+            raise ValidationFailed.at(["body", "subject"], "subject is required for EMAIL.")
+
+    contact: Contact | None = None
+    if data.contact_id is not None:
+        contact = (
+            await session.execute(scoped(select(Contact).where(Contact.id == data.contact_id), ctx))
+        ).scalar_one_or_none()
+        if contact is None or contact.archived_at is not None:
+            raise Unprocessable("The contact does not exist.", details={"field": "contactId"})
+    to = data.to
+    if data.channel == "EMAIL":
+        to = to or (contact.email if contact is not None else None)
+        if not to:
+            raise Unprocessable("The contact has no e-mail address.", details={"field": "to"})
+        if "@" not in to:
+            raise ValidationFailed.at(["body", "to"], "to must be an e-mail address.")
+        reason = await is_suppressed(session, ctx, to)
+        if reason is not None:
+            raise Unprocessable(
+                "The address is on the organization's suppression list.",
+                details={"field": "to", "reason": "suppressed", "suppression": reason},
+            )
+
+    if data.channel == "SLACK" and not await slack_webhook_url(
+        session, settings, ctx.organization_id
+    ):
+        raise Unprocessable(
+            "The organization has no Slack webhook configured "
+            "(salesplan admin set-integration --slack-webhook-url).",
+            details={"field": "channel", "reason": "slack_not_configured"},
+        )
+    subject, body, body_html = await message_content(session, ctx, data, contact)
+    now = utcnow()
+    scheduled = data.scheduled_at
+    if scheduled is not None and scheduled.tzinfo is None:
+        scheduled = scheduled.replace(tzinfo=UTC)
+    in_future = scheduled is not None and scheduled > now
+    sender = sender_of(data.channel, ctx.organization_id)
+    if sender is not None and not in_future:
+        until = await paused_until(session, sender)
+        if until is not None:
+            seconds = max(1, math.ceil((until - now).total_seconds()))
+            raise RateLimited(
+                "The provider throttled this sender; try again after retryAt, or schedule "
+                "the message.",
+                details={
+                    "retryAt": isoformat(until),
+                    "retryAfterSeconds": seconds,
+                    "endpointGroup": "engage_send",
+                    "write": True,
+                    "reason": "provider_throttled",
+                },
+                headers={"Retry-After": str(seconds)},
+            )
+
+    message = outbox_message(
+        settings,
+        organization_id=ctx.organization_id,
+        channel=data.channel,
+        contact_id=contact.id if contact is not None else None,
+        to=to,
+        subject=subject,
+        body=body,
+        body_html=body_html,
+        send_at=scheduled if in_future else None,
+    )
+    session.add(message)
+    await session.flush()
+    if not message.manual:
+        await wake_worker(session)
+    return message
+
+
+def outbox_message(
+    settings: Settings,
+    *,
+    organization_id: uuid.UUID,
+    channel: str,
+    contact_id: uuid.UUID | None,
+    to: str | None,
+    subject: str | None,
+    body: str,
+    body_html: str | None = None,
+    send_at: datetime | None = None,
+    campaign_id: uuid.UUID | None = None,
+    enrollment_id: uuid.UUID | None = None,
+    step_index: int | None = None,
+) -> EngageMessage:
+    """A new outbox row (also what campaign steps are queued as): `scheduled` for a future
+    `send_at`, else `queued`; LINKEDIN is a `manual` item the worker never takes. The caller
+    adds it to its session (and calls `wake_worker`)."""
+    now = utcnow()
+    message_id = uuid7()
+    manual = channel == "LINKEDIN"
+    in_future = send_at is not None and send_at > now
+    return EngageMessage(
+        id=message_id,
+        organization_id=organization_id,
+        channel=channel,
+        contact_id=contact_id,
+        campaign_id=campaign_id,
+        enrollment_id=enrollment_id,
+        step_index=step_index,
+        to_address=to,
+        subject=subject,
+        body=body,
+        body_html=body_html,
+        status="scheduled" if in_future else "queued",
+        manual=manual,
+        scheduled_at=send_at if in_future else None,
+        next_attempt_at=None if manual else (send_at if in_future else now),
+        rfc_message_id=rfc_message_id(message_id, settings),
+        created_at=now,
+        updated_at=now,
+    )
+
+
+async def list_queue(
+    session: AsyncSession,
+    ctx: RequestContext,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    status: str | None,
+    campaign_id: uuid.UUID | None,
+    contact_id: uuid.UUID | None,
+) -> tuple[list[EngageMessage], PaginationMeta]:
+    stmt = scoped(select(EngageMessage), ctx)
+    if status is not None:
+        stmt = stmt.where(EngageMessage.status == status)
+    if campaign_id is not None:
+        stmt = stmt.where(EngageMessage.campaign_id == campaign_id)
+    if contact_id is not None:
+        stmt = stmt.where(EngageMessage.contact_id == contact_id)
+    return await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns=QUEUE_SORT,
+        id_column=EngageMessage.id,
+        codec=codec,
+        scalars=True,
+    )
+
+
+async def get_queue_item(
+    session: AsyncSession, ctx: RequestContext, message_id: uuid.UUID
+) -> EngageMessage:
+    return await get_scoped(session, EngageMessage, ctx, message_id)
+
+
+async def list_replies(
+    session: AsyncSession,
+    ctx: RequestContext,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    message_id: uuid.UUID | None,
+    contact_id: uuid.UUID | None,
+    campaign_id: uuid.UUID | None,
+) -> tuple[list[EngageReply], PaginationMeta]:
+    stmt = scoped(select(EngageReply), ctx)
+    if message_id is not None:
+        stmt = stmt.where(EngageReply.message_id == message_id)
+    if contact_id is not None:
+        stmt = stmt.where(EngageReply.contact_id == contact_id)
+    if campaign_id is not None:
+        stmt = stmt.where(EngageReply.campaign_id == campaign_id)
+    return await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns=REPLY_SORT,
+        id_column=EngageReply.id,
+        codec=codec,
+        scalars=True,
+    )
+
+
+async def get_reply(session: AsyncSession, ctx: RequestContext, reply_id: uuid.UUID) -> EngageReply:
+    return await get_scoped(session, EngageReply, ctx, reply_id)
+
+
+def _day(column: Any, dialect: str) -> Any:
+    if dialect == "postgresql":
+        return cast(func.timezone("UTC", column), Date)
+    return func.date(column)
+
+
+async def analytics(
+    session: AsyncSession,
+    ctx: RequestContext,
+    *,
+    start: date | None,
+    end: date | None,
+    campaign_id: uuid.UUID | None,
+) -> AnalyticsOut:
+    """Counts per day, computed in one SQL statement: each metric is the day its timestamp
+    fell on (a message opened five times counts once, on the day of its first open)."""
+    end = end or utcnow().date()
+    start = start or end - timedelta(days=29)
+    if start > end:
+        raise ValidationFailed.at(["query", "from"], "from must not be after to.")
+    if (end - start).days > 366:
+        raise ValidationFailed.at(["query", "from"], "The range is at most 366 days.")
+    low = datetime(start.year, start.month, start.day, tzinfo=UTC)
+    high = datetime(end.year, end.month, end.day, tzinfo=UTC) + timedelta(days=1)
+    dialect = session.get_bind().dialect.name
+    columns = {
+        "sent": EngageMessage.sent_at,
+        "delivered": EngageMessage.delivered_at,
+        "opened": EngageMessage.opened_at,
+        "clicked": EngageMessage.clicked_at,
+        "replied": EngageMessage.replied_at,
+        "bounced": EngageMessage.bounced_at,
+    }
+    parts = []
+    for name, column in columns.items():
+        part = scoped(
+            select(
+                literal(name).label("metric"),
+                _day(column, dialect).label("day"),
+                func.count().label("n"),
+            ),
+            ctx,
+            EngageMessage,
+        ).where(column >= low, column < high)
+        if campaign_id is not None:
+            part = part.where(EngageMessage.campaign_id == campaign_id)
+        parts.append(part.group_by(literal_column("day")))
+    rows = (await session.execute(union_all(*parts))).all()
+    days: dict[date, AnalyticsDay] = {}
+    cursor = start
+    while cursor <= end:
+        days[cursor] = AnalyticsDay(date=cursor)
+        cursor += timedelta(days=1)
+    totals = AnalyticsTotals()
+    for metric, day, count in rows:
+        day_value = day if isinstance(day, date) else date.fromisoformat(str(day))
+        if day_value in days:
+            setattr(days[day_value], metric, int(count))
+        setattr(totals, metric, getattr(totals, metric) + int(count))
+    return AnalyticsOut(from_=start, to=end, days=list(days.values()), totals=totals)

@@ -1,0 +1,356 @@
+"""The delivery job kind: claim due outbox rows, send them, record the outcome.
+
+Claiming is one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT n) RETURNING` that
+sets a lease by moving `next_attempt_at` forward: several workers never take the same row, and
+the rows of a worker killed mid-batch come due again when the lease ends (at-least-once; the
+`Message-ID` stays the same, so a receiving server can tell a duplicate). Outcomes are written
+only where the lease is still this worker's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.utils import parseaddr
+from typing import Any
+
+import aiosmtplib
+import httpx
+import orjson
+from sqlalchemy import Table, and_, bindparam, not_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.config import Settings
+from salesplan.engage.delivery.integrations import slack_webhook_url
+from salesplan.engage.delivery.mime import build_email
+from salesplan.idempotency import prune_expired
+from salesplan.kit.clock import utcnow
+from salesplan.models.engage_delivery import EngageMessage, SenderPause
+from salesplan.worker.context import WorkerContext
+
+BATCH = 200
+SMTP_CONNECTIONS = 4
+LEASE = timedelta(minutes=5)
+MAX_ATTEMPTS = 5
+BACKOFF_BASE = timedelta(seconds=30)
+BACKOFF_CAP = timedelta(hours=1)
+# How long a throttled sender rests when the provider names no time.
+DEFAULT_PAUSE = timedelta(seconds=60)
+THROTTLE_CODES = frozenset({421, 451, 452})
+PRUNE_EVERY_SECONDS = 60.0
+
+_last_prune = 0.0
+
+
+def backoff(attempts: int) -> timedelta:
+    """Exponential with full jitter in [0.5, 1.5) of the step, capped."""
+    step = min(BACKOFF_BASE * (2 ** max(0, attempts - 1)), BACKOFF_CAP)
+    return step * random.uniform(0.5, 1.5)
+
+
+@dataclass
+class Outcome:
+    """What happened to one claimed message."""
+
+    message_id: Any
+    kind: str  # sent | retry | failed | throttled
+    error: str | None = None
+    pause_until: datetime | None = None
+
+
+OnSent = Callable[[EngageMessage], Awaitable[None]]
+
+
+async def run_delivery(ctx: WorkerContext) -> int:
+    """Deliver one batch of due messages; the number handled (0 when nothing was due)."""
+    await _prune(ctx)
+    async with ctx.sessionmaker() as session:
+        messages = await claim(session, ctx.settings, ctx.worker_id)
+        await session.commit()
+    if not messages:
+        return 0
+    email = [m for m in messages if m.channel == "EMAIL"]
+    slack = [m for m in messages if m.channel == "SLACK"]
+
+    async def on_sent(message: EngageMessage) -> None:
+        # Written at once, before the lane sends its next message: a worker killed mid-batch
+        # re-sends only what was in flight, never what the relay had already accepted.
+        async with ctx.engine.begin() as conn:
+            await conn.execute(_outcome_statement(), [_sent_row(ctx.worker_id, message)])
+
+    outcomes: list[Outcome] = []
+    if email:
+        outcomes += await send_email_batch(ctx.settings, email, on_sent)
+    if slack:
+        async with ctx.sessionmaker() as session:
+            outcomes += await send_slack_batch(session, ctx.settings, slack, on_sent)
+    async with ctx.sessionmaker() as session:
+        await record(session, ctx.worker_id, messages, outcomes)
+        await session.commit()
+    return len(messages)
+
+
+async def _prune(ctx: WorkerContext) -> None:
+    global _last_prune
+    if time.monotonic() - _last_prune < PRUNE_EVERY_SECONDS:
+        return
+    _last_prune = time.monotonic()
+    async with ctx.sessionmaker() as session:
+        await prune_expired(session)
+        await session.commit()
+
+
+async def claim(session: AsyncSession, settings: Settings, worker_id: str) -> list[EngageMessage]:
+    now = utcnow()
+    pauses = (
+        await session.execute(select(SenderPause.sender).where(SenderPause.paused_until > now))
+    ).scalars()
+    paused = set(pauses)
+    due = select(EngageMessage.id).where(EngageMessage.next_attempt_at <= now)
+    if not settings.smtp_host or "smtp" in paused:
+        # No relay configured: e-mail stays queued until one is (contract §10).
+        due = due.where(EngageMessage.channel != "EMAIL")
+    slack_paused = [s.split(":", 1)[1] for s in paused if s.startswith("slack:")]
+    if slack_paused:
+        orgs = [uuid.UUID(s) for s in slack_paused]
+        due = due.where(
+            not_(and_(EngageMessage.channel == "SLACK", EngageMessage.organization_id.in_(orgs)))
+        )
+    due = due.order_by(EngageMessage.next_attempt_at).limit(BATCH).with_for_update(skip_locked=True)
+    stmt = (
+        update(EngageMessage)
+        .where(EngageMessage.id.in_(due.scalar_subquery()))
+        .values(
+            status="sending",
+            attempts=EngageMessage.attempts + 1,
+            lease_owner=worker_id,
+            lease_expires_at=now + LEASE,
+            next_attempt_at=now + LEASE,
+            updated_at=now,
+        )
+        .returning(EngageMessage)
+        .execution_options(synchronize_session=False)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+def _smtp_outcome(message: EngageMessage, exc: Exception) -> Outcome:
+    code = getattr(exc, "code", None)
+    if isinstance(exc, aiosmtplib.SMTPRecipientsRefused) and exc.recipients:
+        code = exc.recipients[0].code
+        exc = exc.recipients[0]
+    text = f"SMTP {code}: {getattr(exc, 'message', '') or exc}" if code else f"SMTP: {exc}"
+    text = text[:1000]
+    if code in THROTTLE_CODES:
+        return Outcome(message.id, "throttled", text, utcnow() + DEFAULT_PAUSE)
+    if isinstance(code, int) and 500 <= code < 600:
+        return Outcome(message.id, "failed", text)
+    return Outcome(message.id, "retry", text)
+
+
+async def _smtp_client(settings: Settings) -> aiosmtplib.SMTP:
+    client = aiosmtplib.SMTP(
+        hostname=settings.smtp_host,
+        port=settings.smtp_port,
+        start_tls=settings.smtp_starttls,
+        timeout=30,
+    )
+    await client.connect()
+    if settings.smtp_username:
+        await client.login(settings.smtp_username, settings.smtp_password or "")
+    return client
+
+
+async def send_email_batch(
+    settings: Settings, messages: list[EngageMessage], on_sent: OnSent
+) -> list[Outcome]:
+    """Send over a few SMTP connections at once, each reused for its share of the batch. The
+    first throttling answer stops the whole batch: the rest waits for the pause."""
+    origin, key = settings.public_url, settings.signing_key
+    envelope_from = parseaddr(settings.smtp_from)[1] or settings.smtp_from
+    throttled: list[datetime] = []
+    outcomes: dict[Any, Outcome] = {}
+    lanes = min(SMTP_CONNECTIONS, len(messages))
+
+    async def lane(share: list[EngageMessage]) -> None:
+        client: aiosmtplib.SMTP | None = None
+        try:
+            for message in share:
+                if throttled:
+                    break
+                try:
+                    if client is None or not client.is_connected:
+                        client = await _smtp_client(settings)
+                    mail = build_email(message, settings.smtp_from, origin, key)
+                    await client.sendmail(envelope_from, [message.to_address or ""], mail)
+                    outcomes[message.id] = Outcome(message.id, "sent")
+                    await on_sent(message)
+                except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
+                    outcome = _smtp_outcome(message, exc)
+                    outcomes[message.id] = outcome
+                    if outcome.kind == "throttled" and outcome.pause_until is not None:
+                        throttled.append(outcome.pause_until)
+                    if isinstance(exc, aiosmtplib.SMTPServerDisconnected | OSError):
+                        client = None
+        finally:
+            if client is not None and client.is_connected:
+                try:
+                    await client.quit()
+                except (aiosmtplib.SMTPException, OSError):
+                    client.close()
+
+    await asyncio.gather(*(lane(messages[i::lanes]) for i in range(lanes)))
+    until = max(throttled) if throttled else None
+    result = []
+    for message in messages:
+        outcome = outcomes.get(message.id)
+        if outcome is None:  # not tried: the sender was throttled meanwhile
+            outcome = Outcome(message.id, "throttled", "Sender paused by the provider.", until)
+        if outcome.kind == "throttled":
+            outcome.pause_until = until
+        result.append(outcome)
+    return result
+
+
+async def send_slack_batch(
+    session: AsyncSession, settings: Settings, messages: list[EngageMessage], on_sent: OnSent
+) -> list[Outcome]:
+    results: list[Outcome] = []
+    paused: dict[Any, datetime] = {}
+    urls: dict[Any, str | None] = {}
+    async with httpx.AsyncClient(timeout=15) as http:
+        for message in messages:
+            org = message.organization_id
+            if org in paused:
+                results.append(Outcome(message.id, "throttled", "Sender paused.", paused[org]))
+                continue
+            if org not in urls:
+                urls[org] = await slack_webhook_url(session, settings, org)
+            url = urls[org]
+            if not url:
+                results.append(Outcome(message.id, "failed", "No Slack webhook URL configured."))
+                continue
+            text = f"*{message.subject}*\n{message.body}" if message.subject else message.body
+            try:
+                response = await http.post(
+                    url,
+                    content=orjson.dumps({"text": text}),
+                    headers={"Content-Type": "application/json"},
+                )
+            except httpx.HTTPError as exc:
+                results.append(Outcome(message.id, "retry", f"Slack: {type(exc).__name__}"))
+                continue
+            if response.status_code == 429:
+                seconds = _retry_after(response.headers.get("Retry-After"))
+                paused[org] = utcnow() + seconds
+                results.append(Outcome(message.id, "throttled", "Slack 429", paused[org]))
+            elif response.is_success:
+                results.append(Outcome(message.id, "sent"))
+                await on_sent(message)
+            elif response.status_code >= 500:
+                results.append(Outcome(message.id, "retry", f"Slack {response.status_code}"))
+            else:
+                detail = response.text[:200]
+                results.append(
+                    Outcome(message.id, "failed", f"Slack {response.status_code}: {detail}")
+                )
+    return results
+
+
+def _retry_after(value: str | None) -> timedelta:
+    try:
+        return timedelta(seconds=max(1, min(3600, int(value or ""))))
+    except ValueError:
+        return DEFAULT_PAUSE
+
+
+async def record(
+    session: AsyncSession, worker_id: str, messages: list[EngageMessage], outcomes: list[Outcome]
+) -> None:
+    """Write the outcomes other than `sent` (written as they happen) where the lease is still
+    ours, and the senders' pauses."""
+    now = utcnow()
+    by_id = {m.id: m for m in messages}
+    rows: list[dict[str, Any]] = []
+    pauses: dict[str, datetime] = {}
+    for outcome in outcomes:
+        if outcome.kind == "sent":
+            continue
+        message = by_id[outcome.message_id]
+        row: dict[str, Any] = {
+            "b_id": message.id,
+            "b_owner": worker_id,
+            "status": message.status,
+            "attempts": message.attempts,
+            "last_error": outcome.error,
+            "next_attempt_at": None,
+            "sent_at": None,
+            "updated_at": now,
+        }
+        if outcome.kind == "throttled":
+            until = outcome.pause_until or now + DEFAULT_PAUSE
+            # A throttle is not the message's fault: it does not count as an attempt.
+            row |= {
+                "status": "scheduled" if message.scheduled_at else "queued",
+                "attempts": max(0, message.attempts - 1),
+                "next_attempt_at": until,
+            }
+            sender = "smtp" if message.channel == "EMAIL" else f"slack:{message.organization_id}"
+            pauses[sender] = max(until, pauses.get(sender, until))
+        elif outcome.kind == "retry" and message.attempts < MAX_ATTEMPTS:
+            row |= {"status": "queued", "next_attempt_at": now + backoff(message.attempts)}
+        else:
+            row |= {"status": "failed"}
+        rows.append(row)
+    if rows:
+        await session.execute(_outcome_statement(), rows)
+    for sender, until in pauses.items():
+        await pause_sender(session, sender, until, "throttled by the provider")
+
+
+def _sent_row(worker_id: str, message: EngageMessage) -> dict[str, Any]:
+    now = utcnow()
+    return {
+        "b_id": message.id,
+        "b_owner": worker_id,
+        "status": "sent",
+        "attempts": message.attempts,
+        "last_error": None,
+        "next_attempt_at": None,
+        "sent_at": now,
+        "updated_at": now,
+    }
+
+
+def _outcome_statement() -> Any:
+    """One message's outcome, written only while this worker still holds its lease."""
+    table: Table = EngageMessage.__table__  # type: ignore[assignment]
+    return (
+        table.update()
+        .where(table.c.id == bindparam("b_id"), table.c.lease_owner == bindparam("b_owner"))
+        .values(
+            status=bindparam("status"),
+            attempts=bindparam("attempts"),
+            last_error=bindparam("last_error"),
+            next_attempt_at=bindparam("next_attempt_at"),
+            sent_at=bindparam("sent_at"),
+            lease_owner=None,
+            lease_expires_at=None,
+            updated_at=bindparam("updated_at"),
+        )
+    )
+
+
+async def pause_sender(session: AsyncSession, sender: str, until: datetime, reason: str) -> None:
+    existing = await session.get(SenderPause, sender)
+    if existing is None:
+        session.add(SenderPause(sender=sender, paused_until=until, reason=reason))
+    elif existing.paused_until < until:
+        existing.paused_until = until
+        existing.reason = reason
+    await session.flush()
