@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import func, select
 
 from salesplan.kit.clock import isoformat, utcnow
-from salesplan.models.engage_delivery import EngageMessage, EngageSuppression, IdempotencyRecord
+from salesplan.models.engage import EngageSuppression
+from salesplan.models.engage_delivery import EngageMessage, IdempotencyRecord
 from tests.fixtures.crm import make_account, make_contact
 from tests.fixtures.factories import Actor, make_actor, make_key
 
