@@ -248,3 +248,66 @@ async def test_another_organizations_queue_item_is_404(client, actor, db) -> Non
     message = (await send(client, other, email())).json()["message"]
     response = await client.get(f"/api/v1/engage/queue/{message['id']}", headers=actor.in_org())
     assert response.status_code == 404
+
+
+TEMPLATES = "/api/v1/engage/templates"
+
+
+async def test_send_from_a_template_renders_it_for_the_contact(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account, first="Grace", email="grace@example.com")
+    template = await client.post(
+        TEMPLATES,
+        json={
+            "name": "Intro",
+            "channel": "EMAIL",
+            "subject": "Hello {{ contact.firstName }}",
+            "body": "Dear {{ contact.firstName }} at {{ account.name }}",
+        },
+        headers=actor.in_org(),
+    )
+    assert template.status_code == 201
+    body = {"channel": "EMAIL", "contactId": str(contact.id), "templateId": template.json()["id"]}
+    response = await send(client, actor, body)
+    assert response.status_code == 202, response.text
+    message = response.json()["message"]
+    assert message["subject"] == "Hello Grace"
+    assert message["body"] == f"Dear Grace at {account.name}"
+
+
+async def test_send_from_a_draft_uses_the_draft_text(client, actor, db) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account, first="Ada", email="ada@example.com")
+    draft = await client.post(
+        "/api/v1/engage/drafts",
+        json={"channel": "EMAIL", "subject": "Note", "body": "Hi {{ contact.firstName }}"},
+        headers=actor.in_org(),
+    )
+    assert draft.status_code == 201, draft.text
+    body = {"channel": "EMAIL", "contactId": str(contact.id), "draftId": draft.json()["id"]}
+    response = await send(client, actor, body)
+    assert response.status_code == 202, response.text
+    assert response.json()["message"]["body"] == "Hi Ada"
+
+
+async def test_send_from_a_template_of_another_channel_is_422(client, actor, db) -> None:
+    template = await client.post(
+        TEMPLATES,
+        json={"name": "Ping", "channel": "SLACK", "body": "Hi"},
+        headers=actor.in_org(),
+    )
+    response = await send(
+        client,
+        actor,
+        {"channel": "EMAIL", "to": "a@example.com", "templateId": template.json()["id"]},
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["field"] == "templateId"
+
+
+async def test_send_from_a_missing_template_is_422(client, actor) -> None:
+    response = await send(
+        client, actor, {"channel": "EMAIL", "to": "a@example.com", "templateId": str(uuid.uuid4())}
+    )
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["field"] == "templateId"

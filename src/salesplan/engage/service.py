@@ -131,14 +131,8 @@ async def preview_template(
 ) -> dict[str, Any]:
     template = await get_template(session, ctx, template_id)
     contact = await _referenced_contact(session, ctx, contact_id, "contactId")
-    account = await session.get(Account, contact.account_id)
-    sender = await session.get(User, ctx.user_id) if ctx.user_id else None
-    organization = await session.get(Organization, ctx.organization_id)
-    result = merge.render(
-        template.subject,
-        template.body,
-        template.body_html,
-        merge.merge_context(contact, account, sender, organization),
+    result = await render_for_contact(
+        session, ctx, contact, template.subject, template.body, template.body_html
     )
     return {
         "template_id": template.id,
@@ -149,6 +143,68 @@ async def preview_template(
         "body_html": result.body_html,
         "unknown_fields": result.unknown_fields,
     }
+
+
+async def render_for_contact(
+    session: AsyncSession,
+    ctx: RequestContext,
+    contact: Contact | None,
+    subject: str | None,
+    body: str,
+    body_html: str | None,
+) -> merge.Rendered:
+    """Merge fields for `contact` (its account, the caller as sender, the organization); with no
+    contact (a send to a bare address) the contact and account fields render empty."""
+    account = await session.get(Account, contact.account_id) if contact is not None else None
+    sender = await session.get(User, ctx.user_id) if ctx.user_id else None
+    organization = await session.get(Organization, ctx.organization_id)
+    context = merge.merge_context(contact or Contact(), account, sender, organization)
+    return merge.render(subject, body, body_html, context)
+
+
+async def sendable_content(
+    session: AsyncSession,
+    ctx: RequestContext,
+    *,
+    channel: str,
+    template_id: uuid.UUID | None,
+    draft_id: uuid.UUID | None,
+) -> tuple[str | None, str, str | None]:
+    """(subject, body, bodyHtml) sources of a send that names a template or a draft: a live
+    template of the send's channel, or a draft of that channel (its own text, else its
+    template's). A reference to something missing or of another channel is a 422."""
+    if draft_id is not None:
+        draft = (
+            await session.execute(
+                scoped(select(EngageDraft).where(EngageDraft.id == draft_id), ctx)
+            )
+        ).scalar_one_or_none()
+        if draft is None:
+            raise Unprocessable(
+                f"Draft {draft_id} does not exist in the organization.",
+                details={"field": "draftId", "id": str(draft_id)},
+            )
+        _same_channel(draft.channel, channel, "draftId")
+        subject, body, body_html = draft.subject, draft.body, draft.body_html
+        if body is None and draft.template_id is not None:
+            template = await _referenced_template(session, ctx, draft.template_id, "draftId")
+            subject = subject if subject is not None else template.subject
+            body, body_html = template.body, body_html or template.body_html
+        if not body:
+            raise Unprocessable("The draft has no body.", details={"field": "draftId"})
+        return subject, body, body_html
+    assert template_id is not None
+    template = await _referenced_template(session, ctx, template_id, "templateId")
+    _same_channel(template.channel, channel, "templateId")
+    return template.subject, template.body, template.body_html
+
+
+def _same_channel(found: str, wanted: str, field: str) -> None:
+    if found != wanted:
+        raise Unprocessable(
+            f"The {field[:-2]} is for {found}, not {wanted}.",
+            details={"field": field, "channel": found},
+        )
 
 
 # --- references ----------------------------------------------------------------------------

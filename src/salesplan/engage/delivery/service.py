@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
+from salesplan.engage import service as engage_service
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.schemas import (
     AnalyticsDay,
@@ -71,16 +72,22 @@ async def paused_until(session: AsyncSession, sender: str) -> datetime | None:
 async def message_content(
     session: AsyncSession, ctx: RequestContext, data: SendMessageIn, contact: Contact | None
 ) -> tuple[str | None, str, str | None]:
-    """(subject, body, bodyHtml) of a send. Templates and drafts live in the Engage content
-    domain; until their rendering is wired here, a send that names one is a 422."""
-    if data.template_id is not None or data.draft_id is not None:
-        field = "templateId" if data.template_id is not None else "draftId"
-        raise Unprocessable(
-            "Sending from a template or draft is not available on this server yet; "
-            "send subject and body instead.",
-            details={"field": field, "reason": "not_supported"},
-        )
-    return data.subject, data.body or "", data.body_html
+    """(subject, body, bodyHtml) of a send: a template's or draft's text rendered for the
+    contact (subject and body sent beside them win), else the subject and body sent."""
+    if data.template_id is None and data.draft_id is None:
+        return data.subject, data.body or "", data.body_html
+    subject, body, body_html = await engage_service.sendable_content(
+        session, ctx, channel=data.channel, template_id=data.template_id, draft_id=data.draft_id
+    )
+    rendered = await engage_service.render_for_contact(
+        session,
+        ctx,
+        contact,
+        data.subject if data.subject is not None else subject,
+        data.body or body,
+        data.body_html if data.body_html is not None else body_html,
+    )
+    return rendered.subject, rendered.body, rendered.body_html
 
 
 async def send_message(
