@@ -168,9 +168,19 @@ async def test_a_killed_workers_job_is_finished_by_another_with_correct_counts(
 
 async def test_worker_command_stops_cleanly_on_sigterm(app) -> None:
     proc = await asyncio.create_subprocess_exec(
-        *_worker_command(), env=_worker_env(app.state.settings, SALESPLAN_WORKER_POLL_SECONDS="0.2")
+        *_worker_command(),
+        env=_worker_env(app.state.settings, SALESPLAN_WORKER_POLL_SECONDS="0.2")
+        | {"SALESPLAN_LOG_LEVEL": "info"},
+        stderr=asyncio.subprocess.PIPE,
     )
-    await asyncio.sleep(2)
+    assert proc.stderr is not None
+    try:
+        # Its signal handlers are installed once it says it started.
+        while b"started" not in await asyncio.wait_for(proc.stderr.readline(), 60):
+            pass
+    except BaseException:
+        proc.kill()
+        raise
     proc.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(proc.wait(), 15) == 0
 
