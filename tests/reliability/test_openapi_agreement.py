@@ -104,3 +104,27 @@ async def test_plan_include_is_documented_as_the_lists_it_accepts(client, actor)
             "/api/v1/plans", params={"include": value}, headers=actor.in_org()
         )
         assert_envelope(refused, 400, "validation_error")
+
+
+async def test_email_and_url_fields_are_documented_as_the_server_checks_them(client, actor) -> None:
+    doc = (await client.get(OPENAPI)).json()
+    body = doc["components"]["schemas"]
+    create = next(s for name, s in body.items() if name == "AccountIn")
+    url = create["properties"]["website"]["anyOf"][0]
+    contact = next(s for name, s in body.items() if name == "ContactIn")
+    email = contact["properties"]["email"]["anyOf"][0]
+    cases = [
+        (url, "website", "https://example.com/a?b#c", True),
+        (url, "website", "ftp://example.com", False),
+        (url, "website", "http://", False),
+        (email, "email", "ada@example.com", True),
+        (email, "email", "ada@example", False),
+        (email, "email", "a b@example.com", False),
+    ]
+    for schema, field, value, valid in cases:
+        assert bool(re.search(schema["pattern"], value)) is valid, (field, value)
+    for value, valid in [(v, ok) for s, f, v, ok in cases if f == "website"]:
+        response = await client.post(
+            "/api/v1/accounts", json={"name": "A", "website": value}, headers=actor.in_org()
+        )
+        assert (response.status_code == 201) is valid, (value, response.text)
