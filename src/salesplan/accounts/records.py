@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -44,8 +44,27 @@ def _url(value: str) -> str:
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Text = Annotated[str, StringConstraints(max_length=10_000)]
 Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=255)]
-Email = Annotated[str, StringConstraints(max_length=320), AfterValidator(_email)]
-Url = Annotated[str, StringConstraints(max_length=2048), AfterValidator(_url)]
+# The patterns document what the validators accept (a schema-valid value is never refused).
+Email = Annotated[
+    str,
+    StringConstraints(max_length=320),
+    AfterValidator(_email),
+    WithJsonSchema(
+        {"type": "string", "maxLength": 320, "pattern": r"^[^@\s\x00]+@[^@\s\x00]+\.[^@\s.\x00]+$"}
+    ),
+]
+Url = Annotated[
+    str,
+    StringConstraints(max_length=2048),
+    AfterValidator(_url),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": 2048,
+            "pattern": r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\x00]*)?$",
+        }
+    ),
+]
 CrmId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 Money = Annotated[Decimal, Field(ge=0, max_digits=20, decimal_places=2)]
 Count = Annotated[int, Field(ge=0, le=2_147_483_647)]

@@ -42,7 +42,13 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
 
     def dependency(
         limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
-        cursor: Annotated[QueryText | None, Query()] = None,
+        cursor: Annotated[
+            QueryText | None,
+            Query(
+                description="Opaque: only a `nextCursor` this list answered is valid, with the "
+                "same sortBy and order and without page."
+            ),
+        ] = None,
         page: Annotated[int | None, Query(ge=1, le=INT32_MAX)] = None,
         page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
         sort_by: Annotated[str | None, Query(alias="sortBy")] = None,
@@ -69,6 +75,12 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
             search=search.strip() if search and search.strip() else None,
         )
 
+    # The enum documents exactly what the check above accepts, so that the OpenAPI document
+    # agrees with the server (a schema-valid sortBy is never refused). Set as an object, not
+    # written in the signature: string annotations cannot see this closure's `allowed`.
+    dependency.__annotations__["sort_by"] = Annotated[
+        str | None, Query(alias="sortBy", json_schema_extra={"enum": list(allowed)})
+    ]
     return Depends(dependency)
 
 

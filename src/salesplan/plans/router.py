@@ -78,7 +78,11 @@ async def list_plans(
     include_archived: IncludeArchived = False,
     archived_only: Annotated[bool, Query(alias="archivedOnly")] = False,
     include: Annotated[
-        str | None, Query(description="Comma-separated: milestones, goals, tasks.")
+        str | None,
+        Query(
+            description="Comma-separated: milestones, goals, tasks.",
+            json_schema_extra={"pattern": service.INCLUDE_PATTERN},
+        ),
     ] = None,
 ) -> Response:
     """List plans, filtered by entity, account and archived state."""

@@ -310,6 +310,9 @@ class PlanFilters:
     archived_only: bool = False
 
 
+INCLUDE_PATTERN = "^({0})(,({0}))*$".format("|".join(INCLUDABLE))
+
+
 def parse_include(raw: str | None) -> tuple[str, ...]:
     if raw is None or not raw.strip():
         return ()
