@@ -31,6 +31,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
     from salesplan.accounts.router import router as accounts_router
     from salesplan.buying_groups.router import router as buying_groups_router
+    from salesplan.calendar.router import router as calendar_router
     from salesplan.contacts.router import router as contacts_router
     from salesplan.leads.router import router as leads_router
     from salesplan.meta.router import router as meta_router
@@ -54,6 +55,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/opportunities", opportunities_router, True),
         ("/leads", leads_router, True),
         ("/relationship-maps", relationship_maps_router, True),
+        ("/calendar", calendar_router, True),
     ]
 
 

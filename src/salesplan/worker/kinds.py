@@ -7,5 +7,8 @@ from salesplan.worker.context import JobKind
 
 def job_kinds() -> list[JobKind]:
     """Imported lazily so that the loop module does not import every domain at start-up."""
+    from salesplan.calendar.sync import run_calendar_sync
+
     kinds: list[JobKind] = []
+    kinds.append(run_calendar_sync)
     return kinds
