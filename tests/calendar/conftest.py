@@ -7,6 +7,7 @@ import pytest
 
 from salesplan.worker.context import WorkerContext
 from tests.calendar.radicale_server import Radicale, start_radicale
+from tests.mcp.conftest import mcp, mcp_server  # noqa: F401  (the MCP tests' server fixtures)
 
 
 @pytest.fixture(scope="session")
