@@ -21,7 +21,7 @@ from caldav import DAVClient
 from caldav.lib import error as dav_error
 
 NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav"}
-TIMEOUT_SECONDS = 20
+TIMEOUT_SECONDS = 60
 MULTIGET_BATCH = 500
 
 
