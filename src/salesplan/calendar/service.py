@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -290,12 +290,9 @@ async def update_event(
             details={"reason": str(exc)},
         ) from None
     # The provider accepted it: store what it now holds.
+    margin = timedelta(days=400)
     instances = [
-        i
-        for i in parse_instances(
-            ics, start.replace(year=start.year - 1), end.replace(year=end.year + 1)
-        )
-        if i.uid == event.uid
+        i for i in parse_instances(ics, start - margin, end + margin) if i.uid == event.uid
     ]
     event.etag = new_etag
     if instances:
