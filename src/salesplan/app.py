@@ -36,6 +36,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
     from salesplan.accounts.router import router as accounts_router
     from salesplan.buying_groups.router import router as buying_groups_router
+    from salesplan.calendar.router import router as calendar_router
     from salesplan.contacts.router import router as contacts_router
     from salesplan.engage.delivery.router import router as engage_delivery_router
     from salesplan.engage.router import router as engage_router
@@ -63,6 +64,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/relationship-maps", relationship_maps_router, True),
         ("/engage", engage_router, True),
         ("", engage_delivery_router, True),
+        ("/calendar", calendar_router, True),
     ]
 
 

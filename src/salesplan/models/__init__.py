@@ -1,6 +1,12 @@
 """Every table, imported here so that `Base.metadata` is complete for Alembic and tests."""
 
 from salesplan.models.base import Base
+from salesplan.models.calendar import (
+    CalendarActionItem,
+    CalendarArtifact,
+    CalendarConnection,
+    CalendarEvent,
+)
 from salesplan.models.crm import (
     Account,
     BuyingGroup,
@@ -38,6 +44,10 @@ __all__ = [
     "Base",
     "BuyingGroup",
     "BuyingGroupMember",
+    "CalendarActionItem",
+    "CalendarArtifact",
+    "CalendarConnection",
+    "CalendarEvent",
     "Contact",
     "EngageCampaign",
     "EngageDraft",

@@ -3,6 +3,7 @@ PER MODULE here. Each adapter is a `@mcp_tool(...)` function over the REST route
 
 from salesplan.mcp.tools import (
     accounts,
+    calendar,
     contacts,
     meta,
     opportunities,
@@ -13,6 +14,7 @@ from salesplan.mcp.tools import (
 
 __all__ = [
     "accounts",
+    "calendar",
     "contacts",
     "meta",
     "opportunities",

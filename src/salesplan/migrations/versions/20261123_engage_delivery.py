@@ -1,7 +1,7 @@
 """engage delivery
 
 Revision ID: 89bb4eb1e5a8
-Revises: 1a13e62a5088
+Revises: 7c1e4a9b2d10
 Create Date: 2026-11-23 06:17:49.681352
 """
 

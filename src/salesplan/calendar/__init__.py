@@ -1,0 +1,1 @@
+"""Calendar (contract §7 "calendar"): CalDAV connections, synced events, meeting artifacts."""

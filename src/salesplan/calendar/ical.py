@@ -1,0 +1,142 @@
+"""iCalendar (RFC 5545) in and out: the instances of a calendar object inside a window (recurring
+events expanded), attendees parsed, and the edits an update writes back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import recurring_ical_events
+from icalendar import Calendar, vCalAddress, vText
+
+
+@dataclass
+class Instance:
+    uid: str
+    recurrence_key: str  # "" for a single event; the original start of a recurring one
+    title: str
+    description: str | None
+    location: str | None
+    start: datetime
+    end: datetime
+    all_day: bool
+    attendees: list[dict[str, Any]] = field(default_factory=list)
+    organizer_email: str | None = None
+
+
+def _aware(value: date | datetime) -> tuple[datetime, bool]:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC), False
+    return datetime.combine(value, time(0), tzinfo=UTC), True
+
+
+def _email(address: Any) -> str | None:
+    text = str(address or "").strip()
+    if text.lower().startswith("mailto:"):
+        text = text[7:]
+    return text.lower() or None
+
+
+def _attendees(component: Any) -> list[dict[str, Any]]:
+    raw = component.get("ATTENDEE")
+    if raw is None:
+        return []
+    out = []
+    for att in raw if isinstance(raw, list) else [raw]:
+        email = _email(att)
+        if not email:
+            continue
+        params = getattr(att, "params", {})
+        out.append(
+            {
+                "email": email,
+                "name": params.get("CN") or None,
+                "status": (params.get("PARTSTAT") or "NEEDS-ACTION").lower(),
+            }
+        )
+    return out
+
+
+def _text(component: Any, name: str) -> str | None:
+    value = component.get(name)
+    return None if value is None else str(value)
+
+
+def parse_instances(ics: str, start: datetime, end: datetime) -> list[Instance]:
+    cal = Calendar.from_ical(ics)
+    masters_recurring = {
+        str(c.get("UID")) for c in cal.walk("VEVENT") if c.get("RRULE") or c.get("RDATE")
+    }
+    masters_recurring |= {str(c.get("UID")) for c in cal.walk("VEVENT") if c.get("RECURRENCE-ID")}
+    out: list[Instance] = []
+    for comp in recurring_ical_events.of(cal).between(start, end):
+        uid = str(comp.get("UID", ""))
+        begin, all_day = _aware(comp.decoded("DTSTART"))
+        if comp.get("DTEND") is not None:
+            finish, _ = _aware(comp.decoded("DTEND"))
+        elif comp.get("DURATION") is not None:
+            finish = begin + comp.decoded("DURATION")
+        else:
+            finish = begin + (timedelta(days=1) if all_day else timedelta(0))
+        key = ""
+        if uid in masters_recurring:
+            rid = comp.get("RECURRENCE-ID")
+            key = _aware(rid.dt)[0].isoformat() if rid is not None else begin.isoformat()
+        organizer = comp.get("ORGANIZER")
+        out.append(
+            Instance(
+                uid=uid,
+                recurrence_key=key,
+                title=str(comp.get("SUMMARY", "")),
+                description=_text(comp, "DESCRIPTION"),
+                location=_text(comp, "LOCATION"),
+                start=begin,
+                end=finish,
+                all_day=all_day,
+                attendees=_attendees(comp),
+                organizer_email=_email(organizer) if organizer is not None else None,
+            )
+        )
+    return out
+
+
+def apply_changes(ics: str, uid: str, changes: dict[str, Any]) -> str:
+    """The object with its (non-recurring) VEVENT `uid` edited: keys title, description,
+    location, start, end, attendees ([{email, name}])."""
+    cal = Calendar.from_ical(ics)
+    for comp in cal.walk("VEVENT"):
+        if str(comp.get("UID")) != uid:
+            continue
+        for key, prop in (
+            ("title", "SUMMARY"),
+            ("description", "DESCRIPTION"),
+            ("location", "LOCATION"),
+        ):
+            if key in changes:
+                comp.pop(prop, None)
+                if changes[key] is not None:
+                    comp.add(prop, vText(changes[key]))
+        if "start" in changes:
+            comp.pop("DTSTART", None)
+            comp.add("DTSTART", changes["start"].astimezone(UTC))
+        if "end" in changes:
+            comp.pop("DTEND", None)
+            comp.pop("DURATION", None)
+            comp.add("DTEND", changes["end"].astimezone(UTC))
+        if "attendees" in changes:
+            comp.pop("ATTENDEE", None)
+            for att in changes["attendees"]:
+                address = vCalAddress(f"mailto:{att['email']}")
+                if att.get("name"):
+                    address.params["CN"] = att["name"]
+                address.params["PARTSTAT"] = "NEEDS-ACTION"
+                comp.add("ATTENDEE", address, encode=False)
+        sequence = int(comp.get("SEQUENCE", 0)) + 1
+        comp.pop("SEQUENCE", None)
+        comp.add("SEQUENCE", sequence)
+        comp.pop("DTSTAMP", None)
+        comp.add("DTSTAMP", datetime.now(UTC))
+    return str(cal.to_ical().decode())

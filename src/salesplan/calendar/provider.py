@@ -1,0 +1,206 @@
+"""The CalDAV side (RFC 4791, RFC 6578), blocking: callers run it with `asyncio.to_thread`.
+
+HTTP goes through the `caldav` library's client (authentication, sessions); the few requests a
+sync needs are written here so that a sync transfers exactly what changed:
+- `sync_collection(token)`: the hrefs and ETags changed and the hrefs deleted since `token`;
+- `etags_in_window(start, end)`: a calendar-query for hrefs and ETags only (servers without
+  sync-collection), compared with the stored ETags by the caller;
+- `multiget(hrefs)`: the iCalendar data of the changed hrefs only.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import unquote, urljoin, urlsplit
+from xml.sax.saxutils import escape
+
+from caldav import DAVClient
+from caldav.lib import error as dav_error
+
+NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav"}
+TIMEOUT_SECONDS = 60
+MULTIGET_BATCH = 500
+
+
+class ProviderFailure(Exception):
+    """The server could not be reached or refused; `str()` is the provider's reason."""
+
+
+class AuthFailure(ProviderFailure):
+    pass
+
+
+class PreconditionFailed(ProviderFailure):
+    """If-Match did not match: someone changed the object on the server."""
+
+
+class SyncTokenInvalid(ProviderFailure):
+    pass
+
+
+@dataclass
+class SyncChanges:
+    token: str | None
+    changed: dict[str, str]  # href -> etag
+    deleted: set[str]
+
+
+def _href_path(href: str) -> str:
+    return unquote(urlsplit(href).path)
+
+
+def _fmt(value: datetime) -> str:
+    return value.strftime("%Y%m%dT%H%M%SZ")
+
+
+class CalDAVCalendar:
+    def __init__(self, url: str, username: str, password: str) -> None:
+        self.url = url if url.endswith("/") else url + "/"
+        try:
+            self.client = DAVClient(  # type: ignore[operator]
+                url=self.url,
+                username=username,
+                password=password,
+                timeout=TIMEOUT_SECONDS,
+                enable_rfc6764=False,
+                require_tls=False,
+            )
+        except Exception as exc:  # a malformed URL
+            raise ProviderFailure(f"invalid calendar URL: {exc}") from None
+
+    def _request(
+        self, url: str, method: str, body: str = "", headers: dict[str, str] | None = None
+    ) -> Any:
+        try:
+            return self.client.request(url, method, body, headers or {})
+        except dav_error.AuthorizationError:
+            raise AuthFailure("the server rejected the username or password") from None
+        except dav_error.DAVError as exc:
+            raise ProviderFailure(f"CalDAV error: {type(exc).__name__}") from None
+        except Exception as exc:  # connection refused, DNS, TLS, timeout
+            raise ProviderFailure(
+                f"cannot reach the calendar server: {type(exc).__name__}"
+            ) from None
+
+    def _xml(self, url: str, method: str, body: str, depth: str) -> ET.Element:
+        headers = {"Content-Type": 'application/xml; charset="utf-8"'}
+        if depth:
+            headers["Depth"] = depth
+        resp = self._request(url, method, body, headers)
+        if resp.status == 404:
+            raise ProviderFailure("the calendar URL was not found on the server (404)")
+        if resp.status in (403, 409) and "sync-collection" in body:
+            raise SyncTokenInvalid("the server no longer accepts the sync token")
+        if resp.status not in (200, 207):
+            raise ProviderFailure(f"the server answered {method} with HTTP {resp.status}")
+        try:
+            return ET.fromstring(resp.raw.encode() if isinstance(resp.raw, str) else resp.raw)
+        except ET.ParseError:
+            raise ProviderFailure("the server answered with malformed XML") from None
+
+    # -- connection check ------------------------------------------------------------------
+
+    def check(self) -> bool:
+        """Whether the URL is a calendar collection the credentials may read; raises otherwise.
+        Answers whether the collection offers sync-collection (RFC 6578)."""
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:" '
+            'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:resourcetype/>'
+            "<d:supported-report-set/><d:sync-token/></d:prop></d:propfind>"
+        )
+        root = self._xml(self.url, "PROPFIND", body, "0")
+        if root.find(".//d:resourcetype/c:calendar", NS) is None:
+            raise ProviderFailure("the URL is not a CalDAV calendar collection")
+        return root.find(".//d:sync-token", NS) is not None and bool(
+            (root.find(".//d:sync-token", NS).text or "").strip()  # type: ignore[union-attr]
+        )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def sync_collection(self, token: str | None) -> SyncChanges:
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><d:sync-collection xmlns:d="DAV:">'
+            f"<d:sync-token>{escape(token or '')}</d:sync-token><d:sync-level>1</d:sync-level>"
+            "<d:prop><d:getetag/></d:prop></d:sync-collection>"
+        )
+        root = self._xml(self.url, "REPORT", body, "")
+        changed: dict[str, str] = {}
+        deleted: set[str] = set()
+        base = _href_path(self.url)
+        for resp in root.findall("d:response", NS):
+            href = _href_path(resp.findtext("d:href", "", NS))
+            if href == base or not href:
+                continue
+            status = resp.findtext("d:status", "", NS)
+            if " 404" in status:
+                deleted.add(href)
+                continue
+            etag = resp.findtext(".//d:getetag", "", NS)
+            if etag:
+                changed[href] = etag
+        new_token = root.findtext("d:sync-token", None, NS)
+        return SyncChanges(new_token, changed, deleted)
+
+    def etags_in_window(self, start: datetime, end: datetime) -> dict[str, str]:
+        body = (
+            '<?xml version="1.0" encoding="utf-8"?><c:calendar-query xmlns:d="DAV:" '
+            'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/></d:prop>'
+            '<c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT">'
+            f'<c:time-range start="{_fmt(start)}" end="{_fmt(end)}"/>'
+            "</c:comp-filter></c:comp-filter></c:filter></c:calendar-query>"
+        )
+        root = self._xml(self.url, "REPORT", body, "1")
+        out: dict[str, str] = {}
+        for resp in root.findall("d:response", NS):
+            href = _href_path(resp.findtext("d:href", "", NS))
+            etag = resp.findtext(".//d:getetag", "", NS)
+            if href and etag:
+                out[href] = etag
+        return out
+
+    def multiget(self, hrefs: list[str]) -> dict[str, tuple[str, str]]:
+        """href -> (etag, iCalendar text) for the hrefs that still exist."""
+        out: dict[str, tuple[str, str]] = {}
+        for i in range(0, len(hrefs), MULTIGET_BATCH):
+            chunk = hrefs[i : i + MULTIGET_BATCH]
+            body = (
+                '<?xml version="1.0" encoding="utf-8"?><c:calendar-multiget xmlns:d="DAV:" '
+                'xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/>'
+                "<c:calendar-data/></d:prop>"
+                + "".join(f"<d:href>{escape(h)}</d:href>" for h in chunk)
+                + "</c:calendar-multiget>"
+            )
+            root = self._xml(self.url, "REPORT", body, "1")
+            for resp in root.findall("d:response", NS):
+                href = _href_path(resp.findtext("d:href", "", NS))
+                data = resp.findtext(".//c:calendar-data", None, NS)
+                etag = resp.findtext(".//d:getetag", "", NS)
+                if href and data:
+                    out[href] = (etag, data)
+        return out
+
+    def get(self, href: str) -> tuple[str, str] | None:
+        resp = self._request(urljoin(self.url, href), "GET")
+        if resp.status == 404:
+            return None
+        if resp.status != 200:
+            raise ProviderFailure(f"the server answered GET with HTTP {resp.status}")
+        return resp.headers.get("ETag", ""), resp.raw
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def put(self, href: str, ics: str, if_match: str | None) -> str | None:
+        """Store `ics` at `href` only if its ETag is still `if_match`; answers the new ETag."""
+        headers = {"Content-Type": "text/calendar; charset=utf-8"}
+        if if_match:
+            headers["If-Match"] = if_match
+        resp = self._request(urljoin(self.url, href), "PUT", ics, headers)
+        if resp.status == 412:
+            raise PreconditionFailed("the event changed on the calendar server")
+        if resp.status not in (200, 201, 204):
+            raise ProviderFailure(f"the server answered PUT with HTTP {resp.status}")
+        etag: str | None = resp.headers.get("ETag")
+        return etag

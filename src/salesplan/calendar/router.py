@@ -1,0 +1,201 @@
+"""Calendar routes (contract §7 "calendar"; scopes `calendar:*`, user-backed tokens only)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+
+from salesplan.auth.dependencies import require
+from salesplan.auth.principal import RequestContext
+from salesplan.calendar import service
+from salesplan.calendar.schemas import (
+    ActionItemOut,
+    ArtifactsIn,
+    ArtifactsOut,
+    ConnectionIn,
+    ConnectionOut,
+    EventOut,
+    EventPatch,
+    SegmentOut,
+    SummaryOut,
+    TranscriptOut,
+)
+from salesplan.db import SessionDep
+from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.schemas import ListResponse
+
+router = APIRouter(tags=["calendar"])
+
+Read = Annotated[RequestContext, require("calendar:read", "calendar", user_token=True)]
+Write = Annotated[RequestContext, require("calendar:write", "calendar", user_token=True)]
+EventParams = Annotated[
+    ListParams, list_params(("start", "createdAt", "updatedAt"), default="start")
+]
+ConnectionParams = Annotated[ListParams, list_params(("createdAt",))]
+ItemParams = Annotated[ListParams, list_params(("position",), default="position")]
+
+
+def _secret(request: Request) -> bytes:
+    key: bytes = request.app.state.settings.signing_key
+    return key
+
+
+def artifacts_out(event: object, artifact: object, items: list[object]) -> ArtifactsOut:
+    a = artifact
+    return ArtifactsOut(
+        event_id=a.event_id,  # type: ignore[attr-defined]
+        summary=a.summary,  # type: ignore[attr-defined]
+        action_items=[ActionItemOut.model_validate(i) for i in items],
+        transcript=None
+        if a.transcript is None  # type: ignore[attr-defined]
+        else TranscriptOut(
+            event_id=a.event_id,  # type: ignore[attr-defined]
+            segments=[SegmentOut(**s) for s in a.transcript],  # type: ignore[attr-defined]
+        ),
+        updated_at=a.updated_at,  # type: ignore[attr-defined]
+    )
+
+
+# -- connections ---------------------------------------------------------------------------
+
+
+@router.get(
+    "/connections",
+    operation_id="listCalendarConnections",
+    response_model=ListResponse[ConnectionOut],
+)
+async def list_connections(
+    ctx: Read, session: SessionDep, codec: CursorCodecDep, params: ConnectionParams
+) -> ListResponse[ConnectionOut]:
+    """The caller's CalDAV connections (never their passwords)."""
+    items, meta = await service.list_connections(session, ctx, params, codec)
+    return ListResponse(data=[ConnectionOut.model_validate(c) for c in items], pagination=meta)
+
+
+@router.post(
+    "/connections",
+    operation_id="createCalendarConnection",
+    status_code=201,
+    response_model=ConnectionOut,
+)
+async def create_connection(
+    body: ConnectionIn, ctx: Write, session: SessionDep, request: Request
+) -> ConnectionOut:
+    """Connect a CalDAV calendar collection; checked against the server first (422 when it
+    refuses). The first sync is queued."""
+    conn = await service.create_connection(session, ctx, body, _secret(request))
+    return ConnectionOut.model_validate(conn)
+
+
+@router.delete(
+    "/connections/{connectionId}", operation_id="deleteCalendarConnection", status_code=204
+)
+async def delete_connection(connectionId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
+    """Disconnect (permanent): the stored password and the synced events are removed."""
+    await service.delete_connection(session, ctx, connectionId)
+    return Response(status_code=204)
+
+
+@router.post(
+    "/connections/{connectionId}/sync",
+    operation_id="syncCalendarConnection",
+    status_code=202,
+    response_model=ConnectionOut,
+)
+async def sync_connection(
+    connectionId: uuid.UUID, ctx: Write, session: SessionDep
+) -> ConnectionOut:
+    """Ask the worker to sync this connection now."""
+    return ConnectionOut.model_validate(await service.request_sync(session, ctx, connectionId))
+
+
+# -- events --------------------------------------------------------------------------------
+
+
+@router.get("/events", operation_id="listCalendarEvents", response_model=ListResponse[EventOut])
+async def list_events(
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: EventParams,
+    from_: Annotated[datetime | None, Query(alias="from")] = None,
+    to: Annotated[datetime | None, Query()] = None,
+    account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
+    user_id: Annotated[uuid.UUID | None, Query(alias="userId")] = None,
+) -> ListResponse[EventOut]:
+    """Events overlapping [`from`, `to`), the caller's own unless `userId` names a teammate
+    (admin and consultant members only)."""
+    items, meta = await service.list_events(
+        session, ctx, params, codec, start=from_, end=to, account_id=account_id, user_id=user_id
+    )
+    return ListResponse(data=[EventOut.of(e) for e in items], pagination=meta)
+
+
+@router.get("/events/{eventId}", operation_id="getCalendarEvent", response_model=EventOut)
+async def get_event(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> EventOut:
+    """Read one event."""
+    return EventOut.of(await service.get_event(session, ctx, eventId))
+
+
+@router.patch("/events/{eventId}", operation_id="updateCalendarEvent", response_model=EventOut)
+async def update_event(
+    eventId: uuid.UUID, body: EventPatch, ctx: Write, session: SessionDep, request: Request
+) -> EventOut:
+    """Change the caller's own event: pushed to the CalDAV server first (If-Match on its ETag);
+    502 `provider_error` when the server fails, 409 `conflict` when it changed there."""
+    return EventOut.of(await service.update_event(session, ctx, eventId, body, _secret(request)))
+
+
+@router.put(
+    "/events/{eventId}/artifacts",
+    operation_id="putCalendarEventArtifacts",
+    response_model=ArtifactsOut,
+)
+async def put_artifacts(
+    eventId: uuid.UUID, body: ArtifactsIn, ctx: Write, session: SessionDep
+) -> ArtifactsOut:
+    """Store a meeting's summary, action items and transcript (each part optional)."""
+    event, artifact, items = await service.put_artifacts(session, ctx, eventId, body)
+    return artifacts_out(event, artifact, list(items))
+
+
+@router.get(
+    "/events/{eventId}/summary", operation_id="getCalendarEventSummary", response_model=SummaryOut
+)
+async def get_summary(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> SummaryOut:
+    """The meeting summary; 404 when none is stored."""
+    a = await service.get_summary(session, ctx, eventId)
+    return SummaryOut(
+        event_id=a.event_id,
+        summary=a.summary or "",
+        updated_at=a.summary_updated_at or a.updated_at,
+    )
+
+
+@router.get(
+    "/events/{eventId}/action-items",
+    operation_id="getCalendarEventActionItems",
+    response_model=ListResponse[ActionItemOut],
+)
+async def get_action_items(
+    eventId: uuid.UUID, ctx: Read, session: SessionDep, codec: CursorCodecDep, params: ItemParams
+) -> ListResponse[ActionItemOut]:
+    """The meeting's action items, in the order stored; 404 when none were stored."""
+    items, meta = await service.list_action_items(session, ctx, eventId, params, codec)
+    return ListResponse(data=[ActionItemOut.model_validate(i) for i in items], pagination=meta)
+
+
+@router.get(
+    "/events/{eventId}/transcript",
+    operation_id="getCalendarEventTranscript",
+    response_model=TranscriptOut,
+)
+async def get_transcript(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> TranscriptOut:
+    """The meeting transcript; 404 when none is stored."""
+    a = await service.get_transcript(session, ctx, eventId)
+    return TranscriptOut(
+        event_id=a.event_id, segments=[SegmentOut(**s) for s in a.transcript or []]
+    )

@@ -1,0 +1,156 @@
+"""Calendar request and response bodies (contract §7 "calendar", §11 "Calendar")."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from typing import Any
+
+from pydantic import EmailStr, Field, field_validator
+
+from salesplan.kit.schemas import ApiModel, StrictBody
+
+
+class ConnectionIn(StrictBody):
+    url: str = Field(min_length=1, max_length=2048)
+    username: str = Field(min_length=1, max_length=255)
+    password: str = Field(min_length=1, max_length=1024)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.lower().startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+class ConnectionOut(ApiModel):
+    """The password is never part of it."""
+
+    id: uuid.UUID
+    user_id: uuid.UUID
+    url: str
+    username: str
+    last_synced_at: datetime | None
+    sync_requested_at: datetime | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class Attendee(ApiModel):
+    email: str
+    name: str | None = None
+    status: str | None = None
+
+
+class EventOut(ApiModel):
+    id: uuid.UUID
+    connection_id: uuid.UUID
+    user_id: uuid.UUID
+    uid: str
+    title: str
+    description: str | None
+    location: str | None
+    start: datetime = Field(validation_alias="start_at")
+    end: datetime = Field(validation_alias="end_at")
+    all_day: bool
+    recurring: bool
+    recurrence_id: str | None
+    attendees: list[Attendee]
+    organizer_email: str | None
+    account_id: uuid.UUID | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, event: Any) -> EventOut:
+        return cls(
+            id=event.id,
+            connection_id=event.connection_id,
+            user_id=event.user_id,
+            uid=event.uid,
+            title=event.title,
+            description=event.description,
+            location=event.location,
+            start_at=event.start_at,
+            end_at=event.end_at,
+            all_day=event.all_day,
+            recurring=bool(event.recurrence_key),
+            recurrence_id=event.recurrence_key or None,
+            attendees=[Attendee(**a) for a in event.attendees or []],
+            organizer_email=event.organizer_email,
+            account_id=event.account_id,
+            created_at=event.created_at,
+            updated_at=event.updated_at,
+        )
+
+
+class AttendeeIn(StrictBody):
+    email: EmailStr
+    name: str | None = Field(default=None, max_length=255)
+
+
+class EventPatch(StrictBody):
+    title: str | None = Field(default=None, max_length=1024)
+    description: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    location: str | None = Field(default=None, max_length=1024)
+    attendees: list[AttendeeIn] | None = Field(default=None, max_length=500)
+
+
+class ActionItemIn(StrictBody):
+    text: str = Field(min_length=1, max_length=10_000)
+    assignee_email: EmailStr | None = None
+    due_date: date | None = None
+    completed: bool = False
+
+
+class Segment(StrictBody):
+    speaker: str | None = Field(default=None, max_length=255)
+    start_seconds: float = Field(ge=0)
+    text: str
+
+
+class TranscriptIn(StrictBody):
+    segments: list[Segment]
+
+
+class ArtifactsIn(StrictBody):
+    summary: str | None = None
+    action_items: list[ActionItemIn] | None = Field(default=None, max_length=1000)
+    transcript: TranscriptIn | None = None
+
+
+class ActionItemOut(ApiModel):
+    id: uuid.UUID
+    text: str
+    assignee_email: str | None
+    due_date: date | None
+    completed: bool
+
+
+class SegmentOut(ApiModel):
+    speaker: str | None
+    start_seconds: float
+    text: str
+
+
+class SummaryOut(ApiModel):
+    event_id: uuid.UUID
+    summary: str
+    updated_at: datetime
+
+
+class TranscriptOut(ApiModel):
+    event_id: uuid.UUID
+    segments: list[SegmentOut]
+
+
+class ArtifactsOut(ApiModel):
+    event_id: uuid.UUID
+    summary: str | None
+    action_items: list[ActionItemOut]
+    transcript: TranscriptOut | None
+    updated_at: datetime
