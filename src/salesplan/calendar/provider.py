@@ -65,8 +65,6 @@ class CalDAVCalendar:
                 username=username,
                 password=password,
                 timeout=TIMEOUT_SECONDS,
-                enable_rfc6764=False,
-                require_tls=False,
             )
         except Exception as exc:  # a malformed URL
             raise ProviderFailure(f"invalid calendar URL: {exc}") from None
