@@ -56,6 +56,37 @@ TEMPLATE_SORT = {
 }
 
 
+async def _list_rows(
+    session: AsyncSession,
+    ctx: RequestContext,
+    model: Any,
+    params: ListParams,
+    codec: CursorCodec,
+    sort: dict[str, Any],
+    *,
+    equal: dict[str, str | None],
+    include_archived: bool = True,
+    search: tuple[Any, ...] = (),
+) -> tuple[list[Any], PaginationMeta]:
+    """One organization's rows of `model`: the filters sent (column name → value), live rows
+    unless `include_archived`, `search` as a case-insensitive substring of any of `search`'s
+    columns, paginated per contract §4."""
+    stmt = scoped(select(model), ctx)
+    for column, value in equal.items():
+        if value:
+            stmt = stmt.where(getattr(model, column) == value)
+    if not include_archived:
+        stmt = stmt.where(model.archived_at.is_(None))
+    if params.search and search:
+        condition = contains_ci(search[0], params.search)
+        for column in search[1:]:
+            condition = condition | contains_ci(column, params.search)
+        stmt = stmt.where(condition)
+    return await paginate(
+        session, stmt, params, sort_columns=sort, id_column=model.id, codec=codec, scalars=True
+    )
+
+
 async def list_templates(
     session: AsyncSession,
     ctx: RequestContext,
@@ -65,21 +96,16 @@ async def list_templates(
     channel: str | None,
     include_archived: bool,
 ) -> tuple[list[EngageTemplate], PaginationMeta]:
-    stmt = scoped(select(EngageTemplate), ctx)
-    if channel:
-        stmt = stmt.where(EngageTemplate.channel == channel)
-    if not include_archived:
-        stmt = stmt.where(EngageTemplate.archived_at.is_(None))
-    if params.search:
-        stmt = stmt.where(contains_ci(EngageTemplate.name, params.search))
-    return await paginate(
+    return await _list_rows(
         session,
-        stmt,
+        ctx,
+        EngageTemplate,
         params,
-        sort_columns=TEMPLATE_SORT,
-        id_column=EngageTemplate.id,
-        codec=codec,
-        scalars=True,
+        codec,
+        TEMPLATE_SORT,
+        equal={"channel": channel},
+        include_archived=include_archived,
+        search=(EngageTemplate.name,),
     )
 
 
@@ -174,16 +200,7 @@ async def sendable_content(
     template of the send's channel, or a draft of that channel (its own text, else its
     template's). A reference to something missing or of another channel is a 422."""
     if draft_id is not None:
-        draft = (
-            await session.execute(
-                scoped(select(EngageDraft).where(EngageDraft.id == draft_id), ctx)
-            )
-        ).scalar_one_or_none()
-        if draft is None:
-            raise Unprocessable(
-                f"Draft {draft_id} does not exist in the organization.",
-                details={"field": "draftId", "id": str(draft_id)},
-            )
+        draft: EngageDraft = await _referenced(session, ctx, EngageDraft, draft_id, "draftId")
         _same_channel(draft.channel, channel, "draftId")
         subject, body, body_html = draft.subject, draft.body, draft.body_html
         if body is None and draft.template_id is not None:
@@ -210,33 +227,33 @@ def _same_channel(found: str, wanted: str, field: str) -> None:
 # --- references ----------------------------------------------------------------------------
 
 
+async def _referenced(
+    session: AsyncSession, ctx: RequestContext, model: Any, object_id: uuid.UUID, field: str
+) -> Any:
+    """A live row of the organization named in a request body, or a 422 naming the field."""
+    stmt = scoped(select(model).where(model.id == object_id), ctx)
+    if hasattr(model, "archived_at"):
+        stmt = stmt.where(model.archived_at.is_(None))
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    if row is None:
+        raise Unprocessable(
+            f"{model.__display_name__} {object_id} does not exist in the organization.",
+            details={"field": field, "id": str(object_id)},
+        )
+    return row
+
+
 async def _referenced_contact(
     session: AsyncSession, ctx: RequestContext, contact_id: uuid.UUID, field: str
 ) -> Contact:
-    stmt = scoped(select(Contact).where(Contact.id == contact_id), ctx).where(
-        Contact.archived_at.is_(None)
-    )
-    contact = (await session.execute(stmt)).scalar_one_or_none()
-    if contact is None:
-        raise Unprocessable(
-            f"Contact {contact_id} does not exist in the organization.",
-            details={"field": field, "id": str(contact_id)},
-        )
+    contact: Contact = await _referenced(session, ctx, Contact, contact_id, field)
     return contact
 
 
 async def _referenced_template(
     session: AsyncSession, ctx: RequestContext, template_id: uuid.UUID, field: str
 ) -> EngageTemplate:
-    stmt = scoped(select(EngageTemplate).where(EngageTemplate.id == template_id), ctx).where(
-        EngageTemplate.archived_at.is_(None)
-    )
-    template = (await session.execute(stmt)).scalar_one_or_none()
-    if template is None:
-        raise Unprocessable(
-            f"Template {template_id} does not exist in the organization.",
-            details={"field": field, "id": str(template_id)},
-        )
+    template: EngageTemplate = await _referenced(session, ctx, EngageTemplate, template_id, field)
     return template
 
 
@@ -272,22 +289,15 @@ async def list_drafts(
     *,
     channel: str | None,
 ) -> tuple[list[EngageDraft], PaginationMeta]:
-    stmt = scoped(select(EngageDraft), ctx)
-    if channel:
-        stmt = stmt.where(EngageDraft.channel == channel)
-    if params.search:
-        stmt = stmt.where(
-            contains_ci(EngageDraft.name, params.search)
-            | contains_ci(EngageDraft.subject, params.search)
-        )
-    return await paginate(
+    return await _list_rows(
         session,
-        stmt,
+        ctx,
+        EngageDraft,
         params,
-        sort_columns=DRAFT_SORT,
-        id_column=EngageDraft.id,
-        codec=codec,
-        scalars=True,
+        codec,
+        DRAFT_SORT,
+        equal={"channel": channel},
+        search=(EngageDraft.name, EngageDraft.subject),
     )
 
 
@@ -349,21 +359,16 @@ async def list_lists(
     list_type: str | None,
     include_archived: bool,
 ) -> tuple[list[EngageList], PaginationMeta]:
-    stmt = scoped(select(EngageList), ctx)
-    if list_type:
-        stmt = stmt.where(EngageList.type == list_type)
-    if not include_archived:
-        stmt = stmt.where(EngageList.archived_at.is_(None))
-    if params.search:
-        stmt = stmt.where(contains_ci(EngageList.name, params.search))
-    return await paginate(
+    return await _list_rows(
         session,
-        stmt,
+        ctx,
+        EngageList,
         params,
-        sort_columns=LIST_SORT,
-        id_column=EngageList.id,
-        codec=codec,
-        scalars=True,
+        codec,
+        LIST_SORT,
+        equal={"type": list_type},
+        include_archived=include_archived,
+        search=(EngageList.name,),
     )
 
 
@@ -530,19 +535,15 @@ async def list_campaigns(
     *,
     status: str | None,
 ) -> tuple[list[EngageCampaign], PaginationMeta]:
-    stmt = scoped(select(EngageCampaign), ctx)
-    if status:
-        stmt = stmt.where(EngageCampaign.status == status)
-    if params.search:
-        stmt = stmt.where(contains_ci(EngageCampaign.name, params.search))
-    return await paginate(
+    return await _list_rows(
         session,
-        stmt,
+        ctx,
+        EngageCampaign,
         params,
-        sort_columns=CAMPAIGN_SORT,
-        id_column=EngageCampaign.id,
-        codec=codec,
-        scalars=True,
+        codec,
+        CAMPAIGN_SORT,
+        equal={"status": status},
+        search=(EngageCampaign.name,),
     )
 
 
