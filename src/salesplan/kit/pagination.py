@@ -81,6 +81,9 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
     dependency.__annotations__["sort_by"] = Annotated[
         str | None, Query(alias="sortBy", json_schema_extra={"enum": list(allowed)})
     ]
+    # Read by the MCP tool derived from a list route (its `sortBy` enum and default).
+    dependency.sortable = allowed  # type: ignore[attr-defined]
+    dependency.default_sort = default  # type: ignore[attr-defined]
     return Depends(dependency)
 
 

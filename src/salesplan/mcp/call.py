@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
+from salesplan.auth.principal import Principal, RequestContext
 from salesplan.config import Settings
 from salesplan.errors import AppError
 from salesplan.kit.pagination import CursorCodec
@@ -53,6 +53,9 @@ class OrganizationMemory:
     async def set(self, organization_id: uuid.UUID) -> None:
         await self._store.kv_set(self.key, str(organization_id), self._ttl())
 
+    async def clear(self) -> None:
+        await self._store.kv_set(self.key, "", 1)
+
 
 @dataclass
 class ToolCall:
@@ -71,10 +74,6 @@ class ToolCall:
         if self.organization_id is None:  # pragma: no cover - a registration mistake
             raise AppError(f"tool {self.name} is organization-level and has no context")
         return RequestContext(self.principal, self.organization_id, self.request_id)
-
-    @property
-    def principal_ctx(self) -> PrincipalContext:
-        return PrincipalContext(self.principal, self.request_id)
 
     @property
     def settings(self) -> Settings:
