@@ -7,12 +7,18 @@ from __future__ import annotations
 INCLUDE_ARCHIVED = "true to list archived (deleted) rows too; default false."
 ACCOUNT_ID = "Id of the account (an `id` from listAccounts)."
 ANNUAL_REVENUE = "Annual revenue, a number ≥ 0 with at most 2 decimals."
-CRM_ID = "The account's id in the customer's CRM; unique among live accounts of the organization (a duplicate answers `conflict`)."
+CRM_ID = (
+    "The account's id in the customer's CRM; unique among live accounts of the organization "
+    "(a duplicate answers `conflict`)."
+)
 DESCRIPTION = "Free-text notes about the account (up to 10,000 characters)."
 DOMAIN = "The company's web domain, e.g. `acme.com` (used to match e-mail and chat)."
 EMPLOYEE_COUNT = "Number of employees, an integer ≥ 0."
 INDUSTRY = "Free-text industry, e.g. `Software`."
-OWNER_ID = "Id of the user who owns the account (a member of the organization; from listOrganizationUsers)."
+OWNER_ID = (
+    "Id of the user who owns the account (a member of the organization; from "
+    "listOrganizationUsers)."
+)
 WEBSITE = "Full http(s) URL of the company's website."
 
 LIST_ACCOUNTS = """
@@ -82,7 +88,7 @@ LIST_ACCOUNTS_ARGS = {
     "search": "Case-insensitive substring of the account's name or domain.",
 }
 GET_ACCOUNT_ARGS = {"accountId": ACCOUNT_ID}
-CREATE_ACCOUNT_ARGS = {
+ACCOUNT_FIELDS = {
     "annualRevenue": ANNUAL_REVENUE,
     "crmId": CRM_ID,
     "description": DESCRIPTION,
@@ -93,20 +99,18 @@ CREATE_ACCOUNT_ARGS = {
     "ownerId": OWNER_ID,
     "website": WEBSITE,
 }
+CREATE_ACCOUNT_ARGS = ACCOUNT_FIELDS
 UPDATE_ACCOUNT_ARGS = {
     "accountId": "Id of the account to replace.",
-    "annualRevenue": ANNUAL_REVENUE,
-    "crmId": CRM_ID,
-    "description": DESCRIPTION,
-    "domain": DOMAIN,
-    "employeeCount": EMPLOYEE_COUNT,
-    "industry": INDUSTRY,
+    **ACCOUNT_FIELDS,
     "name": "Company name (required, 1..255 characters; send the current one to keep it).",
-    "ownerId": OWNER_ID,
-    "website": WEBSITE,
 }
 BULK_CREATE_ACCOUNTS_ARGS = {
-    "accounts": "1..1000 account objects, each with the createAccount fields (`name` required; `domain`, `website`, `industry`, `description`, `crmId`, `ownerId`, `annualRevenue`, `employeeCount`). Each row is validated and created on its own."
+    "accounts": (
+        "1..1000 account objects, each with the createAccount fields (`name` required; "
+        "`domain`, `website`, `industry`, `description`, `crmId`, `ownerId`, `annualRevenue`, "
+        "`employeeCount`). Each row is validated and created on its own."
+    )
 }
 DELETE_ACCOUNT_ARGS = {"accountId": ACCOUNT_ID}
 LIST_ACCOUNT_BUYING_GROUPS_ARGS = {

@@ -5,17 +5,22 @@ descriptions of tool arguments that the parameters and body fields do not carry.
 from __future__ import annotations
 
 EVENT_ID = "Id of the calendar event (an `id` from listCalendarEvents)."
+EVENT_SHAPE = (
+    "`{id, connectionId, userId, uid, title, description, location, start, end, allDay, "
+    "recurring, recurrenceId, attendees: [{email, name, status}], organizerEmail, accountId, "
+    "createdAt, updatedAt}`"
+)
 
-LIST_CALENDAR_EVENTS = """
-List the calendar events synced from the user's connected CalDAV calendars: `{"data": [event],
-"pagination"}`, an event being `{id, connectionId, userId, uid, title, description, location, start, end, allDay, recurring, recurrenceId, attendees: [{email, name, status}], organizerEmail, accountId, createdAt, updatedAt}`. Filter by time (`from`, `to`: events overlapping
+LIST_CALENDAR_EVENTS = f"""
+List the calendar events synced from the user's connected CalDAV calendars: `{{"data": [event],
+"pagination"}}`, an event being {EVENT_SHAPE}. Filter by time (`from`, `to`: events overlapping
 that range), by account (`accountId`: events where an attendee is one of its contacts or of its
 domain). Admin and consultant members may read a teammate's events with `userId`; members get
 `forbidden`. Sorted by `start` by default.
 """
 
-GET_CALENDAR_EVENT = """
-Read one synced calendar event by id: `{id, connectionId, userId, uid, title, description, location, start, end, allDay, recurring, recurrenceId, attendees: [{email, name, status}], organizerEmail, accountId, createdAt, updatedAt}`.
+GET_CALENDAR_EVENT = f"""
+Read one synced calendar event by id: {EVENT_SHAPE}.
 """
 
 GET_CALENDAR_EVENT_SUMMARY = """
@@ -45,7 +50,10 @@ LIST_CALENDAR_EVENTS_ARGS = {
     "from": "Only events ending after this date-time (ISO 8601, e.g. 2026-11-23T00:00:00Z).",
     "search": "Case-insensitive substring of the event's title.",
     "to": "Only events starting before this date-time (ISO 8601).",
-    "userId": "A teammate's user id, to read their events (admin and consultant members only); default the caller's own events.",
+    "userId": (
+        "A teammate's user id, to read their events (admin and consultant members only); "
+        "default the caller's own events."
+    ),
 }
 GET_CALENDAR_EVENT_ARGS = {"eventId": EVENT_ID}
 GET_CALENDAR_EVENT_SUMMARY_ARGS = {"eventId": EVENT_ID}

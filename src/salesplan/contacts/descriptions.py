@@ -5,7 +5,10 @@ descriptions of tool arguments that the parameters and body fields do not carry.
 from __future__ import annotations
 
 CONTACT_ID = "Id of the contact (an `id` from listAccountContacts)."
-CRM_ID = "The contact's id in the customer's CRM; unique among live contacts of the organization (a duplicate answers `conflict`)."
+CRM_ID = (
+    "The contact's id in the customer's CRM; unique among live contacts of the organization "
+    "(a duplicate answers `conflict`)."
+)
 EMAIL = "E-mail address (validated)."
 FIRST_NAME = "Given name."
 LAST_NAME = "Family name."
@@ -57,25 +60,25 @@ LIST_ACCOUNT_CONTACTS_ARGS = {
     "search": "Case-insensitive substring of the contact's name or e-mail.",
 }
 GET_CONTACT_ARGS = {"contactId": CONTACT_ID}
+CONTACT_FIELDS = {
+    "firstName": FIRST_NAME,
+    "lastName": LAST_NAME,
+    "email": EMAIL,
+    "title": TITLE,
+    "phone": PHONE,
+    "linkedinUrl": LINKEDIN_URL,
+    "crmId": CRM_ID,
+}
 CREATE_ACCOUNT_CONTACT_ARGS = {
     "accountId": "Id of the account the contact works for.",
-    "crmId": CRM_ID,
-    "email": EMAIL,
-    "firstName": FIRST_NAME,
-    "lastName": LAST_NAME,
-    "linkedinUrl": LINKEDIN_URL,
-    "phone": PHONE,
-    "title": TITLE,
+    **CONTACT_FIELDS,
 }
 UPDATE_CONTACT_ARGS = {
-    "accountId": "Account the contact belongs to; send another account id of the organization to move the contact, leave it out to keep the current account.",
     "contactId": "Id of the contact to replace.",
-    "crmId": CRM_ID,
-    "email": EMAIL,
-    "firstName": FIRST_NAME,
-    "lastName": LAST_NAME,
-    "linkedinUrl": LINKEDIN_URL,
-    "phone": PHONE,
-    "title": TITLE,
+    **CONTACT_FIELDS,
+    "accountId": (
+        "Account the contact belongs to; send another account id of the organization to move "
+        "the contact, leave it out to keep the current account."
+    ),
 }
 DELETE_CONTACT_ARGS = {"contactId": CONTACT_ID}

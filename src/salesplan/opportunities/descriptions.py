@@ -8,7 +8,10 @@ OPPORTUNITY_ID = "Id of the opportunity (an `id` from listOpportunities)."
 ACCOUNT_ID = "Id of the account the deal is with (required; from listAccounts)."
 AMOUNT = "Deal value, a number ≥ 0 with at most 2 decimals."
 CLOSE_DATE = "Expected (or actual) close date, YYYY-MM-DD."
-CRM_ID = "The deal's id in the customer's CRM; unique among live opportunities of the organization (a duplicate answers `conflict`)."
+CRM_ID = (
+    "The deal's id in the customer's CRM; unique among live opportunities of the organization "
+    "(a duplicate answers `conflict`)."
+)
 CURRENCY = "Three-letter ISO 4217 currency code of `amount`, e.g. `USD`."
 NAME = "Name of the deal (required, 1..255 characters), e.g. `Acme 2027 renewal`."
 OWNER_ID = "Id of the user who owns the deal (a member of the organization)."
@@ -60,7 +63,7 @@ LIST_OPPORTUNITIES_ARGS = {
     "stage": "Only opportunities in this stage.",
 }
 GET_OPPORTUNITY_ARGS = {"opportunityId": OPPORTUNITY_ID}
-CREATE_OPPORTUNITY_ARGS = {
+OPPORTUNITY_FIELDS = {
     "accountId": ACCOUNT_ID,
     "amount": AMOUNT,
     "closeDate": CLOSE_DATE,
@@ -72,17 +75,9 @@ CREATE_OPPORTUNITY_ARGS = {
     "stage": STAGE,
     "status": STATUS,
 }
+CREATE_OPPORTUNITY_ARGS = OPPORTUNITY_FIELDS
 UPDATE_OPPORTUNITY_ARGS = {
-    "accountId": ACCOUNT_ID,
-    "amount": AMOUNT,
-    "closeDate": CLOSE_DATE,
-    "crmId": CRM_ID,
-    "currency": CURRENCY,
-    "name": NAME,
     "opportunityId": "Id of the opportunity to replace.",
-    "ownerId": OWNER_ID,
-    "probability": PROBABILITY,
-    "stage": STAGE,
-    "status": STATUS,
+    **OPPORTUNITY_FIELDS,
 }
 DELETE_OPPORTUNITY_ARGS = {"opportunityId": OPPORTUNITY_ID}

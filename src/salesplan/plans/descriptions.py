@@ -4,8 +4,14 @@ descriptions of tool arguments that the parameters and body fields do not carry.
 
 from __future__ import annotations
 
-ASSIGNED_TO_ID = "Id of the user responsible (a member of the organization, from listOrganizationUsers); listMyTasks shows a user the tasks assigned to them."
-COMPLETED = "true when the task is done; `completedAt` is then set by the server (and cleared when it becomes false again)."
+ASSIGNED_TO_ID = (
+    "Id of the user responsible (a member of the organization, from listOrganizationUsers); "
+    "listMyTasks shows a user the tasks assigned to them."
+)
+COMPLETED = (
+    "true when the task is done; `completedAt` is then set by the server (and cleared when it "
+    "becomes false again)."
+)
 DESCRIPTION = "Details of the task."
 MILESTONE_ID = (
     "Id of a milestone of the same plan (from getPlan's `milestones`) to file the task under."
@@ -81,25 +87,57 @@ LIST_PLANS_ARGS = {
     "accountId": "Every plan of this account: those on its buying groups and on its opportunities.",
     "archivedOnly": "true to list only archived plans.",
     "entityId": "See `entityType`.",
-    "entityType": "With `entityId`: only plans on that entity. ACCOUNT matches the plans on the account's buying groups.",
-    "include": "Comma-separated parts to fill in each plan: `milestones`, `goals`, `tasks`. Without it these are empty arrays in the list (getPlan always has them).",
+    "entityType": (
+        "With `entityId`: only plans on that entity. ACCOUNT matches the plans on the "
+        "account's buying groups."
+    ),
+    "include": (
+        "Comma-separated parts to fill in each plan: `milestones`, `goals`, `tasks`. Without "
+        "it these are empty arrays in the list (getPlan always has them)."
+    ),
     "includeArchived": "true to list archived plans too; default false.",
     "search": "Case-insensitive substring of the plan's name.",
 }
 GET_PLAN_ARGS = {"planId": "Id of the plan (an `id` from listPlans)."}
 CREATE_PLAN_ARGS = {
     "description": "What the plan is for.",
-    "entityId": "Id of the entity named by `entityType`: an account id (ACCOUNT), a buying group id (BUYING_GROUP, from listAccountBuyingGroups or listBuyingGroups), an opportunity id (OPPORTUNITY) or a user id (USER; left out = you). Required unless entityType is USER.",
-    "entityType": "What the plan is attached to: `ACCOUNT` (stored on the account's default buying group), `BUYING_GROUP`, `OPPORTUNITY` or `USER` (a personal plan).",
-    "goals": "Optional goals of the whole plan: each `{title, goalType (QUANTIFIABLE | MILESTONE_BASED), target, actualValue, unitType (NUMBER | DOLLAR | PERCENTAGE), targetDate, childGoals: [...]}` (at most 5 levels).",
-    "milestones": 'Optional phases created with the plan, in order: each `{"milestone": {"name": "…"}, "status", "targetDate", "objective", "goals": [...], "tasks": [...]}`; its goals and tasks are linked to it.',
+    "entityId": (
+        "Id of the entity named by `entityType`: an account id (ACCOUNT), a buying group id "
+        "(BUYING_GROUP, from listAccountBuyingGroups or listBuyingGroups), an opportunity id "
+        "(OPPORTUNITY) or a user id (USER; left out = you). Required unless entityType is "
+        "USER."
+    ),
+    "entityType": (
+        "What the plan is attached to: `ACCOUNT` (stored on the account's default buying "
+        "group), `BUYING_GROUP`, `OPPORTUNITY` or `USER` (a personal plan)."
+    ),
+    "goals": (
+        "Optional goals of the whole plan: each `{title, goalType (QUANTIFIABLE | "
+        "MILESTONE_BASED), target, actualValue, unitType (NUMBER | DOLLAR | PERCENTAGE), "
+        "targetDate, childGoals: [...]}` (at most 5 levels)."
+    ),
+    "milestones": (
+        'Optional phases created with the plan, in order: each `{"milestone": {"name": "…"}, '
+        '"status", "targetDate", "objective", "goals": [...], "tasks": [...]}`; its goals and '
+        "tasks are linked to it."
+    ),
     "name": "Name of the plan (1..255 characters), e.g. `Acme FY27 account plan`.",
-    "tasks": "Optional tasks of the whole plan: each `{title, description, completed, targetDate, assignedToId}`.",
+    "tasks": (
+        "Optional tasks of the whole plan: each `{title, description, completed, targetDate, "
+        "assignedToId}`."
+    ),
 }
 UPDATE_PLAN_ARGS = {
     "description": "New description; null clears it.",
-    "entityId": "Re-attach the plan: Id of the entity named by `entityType`: an account id (ACCOUNT), a buying group id (BUYING_GROUP, from listAccountBuyingGroups or listBuyingGroups), an opportunity id (OPPORTUNITY) or a user id (USER; left out = you).",
-    "entityType": "Re-attach the plan: What the plan is attached to: `ACCOUNT` (stored on the account's default buying group), `BUYING_GROUP`, `OPPORTUNITY` or `USER` (a personal plan).",
+    "entityId": (
+        "Re-attach the plan: Id of the entity named by `entityType`: an account id (ACCOUNT), "
+        "a buying group id (BUYING_GROUP, from listAccountBuyingGroups or listBuyingGroups), "
+        "an opportunity id (OPPORTUNITY) or a user id (USER; left out = you)."
+    ),
+    "entityType": (
+        "Re-attach the plan: What the plan is attached to: `ACCOUNT` (stored on the account's "
+        "default buying group), `BUYING_GROUP`, `OPPORTUNITY` or `USER` (a personal plan)."
+    ),
     "name": "New name (1..255 characters).",
     "planId": "Id of the plan to change.",
 }
@@ -109,22 +147,17 @@ LIST_MY_TASKS_ARGS = {
     "planId": "Only the tasks of this plan.",
     "search": "Case-insensitive substring of the task's title.",
 }
-CREATE_PLAN_TASK_ARGS = {
-    "assignedToId": ASSIGNED_TO_ID,
-    "completed": COMPLETED,
-    "description": DESCRIPTION,
-    "milestoneId": MILESTONE_ID,
-    "planId": "Id of the plan to add the task to.",
-    "targetDate": TARGET_DATE,
+TASK_FIELDS = {
     "title": TITLE,
+    "description": DESCRIPTION,
+    "completed": COMPLETED,
+    "targetDate": TARGET_DATE,
+    "assignedToId": ASSIGNED_TO_ID,
+    "milestoneId": MILESTONE_ID,
 }
+CREATE_PLAN_TASK_ARGS = {"planId": "Id of the plan to add the task to.", **TASK_FIELDS}
 UPDATE_PLAN_TASK_ARGS = {
-    "assignedToId": ASSIGNED_TO_ID,
-    "completed": COMPLETED,
-    "description": DESCRIPTION,
-    "milestoneId": MILESTONE_ID,
     "planId": "Id of the plan the task belongs to.",
-    "targetDate": TARGET_DATE,
     "taskId": "Id of the task (an `id` in the plan's `tasks`, from getPlan).",
-    "title": TITLE,
+    **TASK_FIELDS,
 }

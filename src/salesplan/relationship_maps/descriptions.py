@@ -4,7 +4,10 @@ descriptions of tool arguments that the parameters and body fields do not carry.
 
 from __future__ import annotations
 
-BUYER_MAP_ID = "Id of the relationship (buyer) map: the last part of its `mapUrl` (`{origin}/maps/<buyerMapId>`), as given by the user or the salesplan app."
+BUYER_MAP_ID = (
+    "Id of the relationship (buyer) map: the last part of its `mapUrl` "
+    "(`{origin}/maps/<buyerMapId>`), as given by the user or the salesplan app."
+)
 
 GET_RELATIONSHIP_MAP = """
 Read one relationship (buyer) map: `{"buyerMap": {id, entityType (Account | BuyingGroup |
@@ -39,11 +42,30 @@ LIST_RELATIONSHIP_MAPS_ARGS = {
 }
 UPSERT_RELATIONSHIP_MAP_CONTACT_ARGS = {
     "buyerMapId": BUYER_MAP_ID,
-    "buyingGroupId": "Also add the contact to this buying group of the same account (from listAccountBuyingGroups).",
-    "contactId": "Id of the contact to place (a contact of the map's account, from listAccountContacts).",
-    "contactStatus": "1..100 characters of free text; left out = unchanged (e.g. `engaged`, `not_contacted`).",
-    "decisionStatus": "1..100 characters of free text; left out = unchanged (e.g. `decision_maker`, `influencer`, `evaluator`).",
-    "executiveId": "1..100 characters of free text; left out = unchanged (free text naming the contact's executive sponsor).",
-    "functionalRole": "1..100 characters of free text; left out = unchanged (e.g. `economic_buyer`, `technical_buyer`, `user`).",
-    "supportStatus": "1..100 characters of free text; left out = unchanged (e.g. `champion`, `supporter`, `neutral`, `detractor`).",
+    "buyingGroupId": (
+        "Also add the contact to this buying group of the same account (from "
+        "listAccountBuyingGroups)."
+    ),
+    "contactId": (
+        "Id of the contact to place (a contact of the map's account, from listAccountContacts)."
+    ),
+    "contactStatus": (
+        "1..100 characters of free text; left out = unchanged (e.g. `engaged`, `not_contacted`)."
+    ),
+    "decisionStatus": (
+        "1..100 characters of free text; left out = unchanged (e.g. `decision_maker`, "
+        "`influencer`, `evaluator`)."
+    ),
+    "executiveId": (
+        "1..100 characters of free text; left out = unchanged (free text naming the contact's "
+        "executive sponsor)."
+    ),
+    "functionalRole": (
+        "1..100 characters of free text; left out = unchanged (e.g. `economic_buyer`, "
+        "`technical_buyer`, `user`)."
+    ),
+    "supportStatus": (
+        "1..100 characters of free text; left out = unchanged (e.g. `champion`, `supporter`, "
+        "`neutral`, `detractor`)."
+    ),
 }
