@@ -111,10 +111,6 @@ class CursorCodec:
 
         return self._bound(binding)
 
-    def for_list(self, name: str, organization: str) -> CursorCodec:
-        """This codec bound to a named list (an MCP tool) and an organization."""
-        return self._bound(lambda: f"{name}\n{organization}")
-
     def _list(self) -> str:
         return _b64(hashlib.sha256(self._binding().encode()).digest()[:12])
 
