@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, create_model
 from salesplan.auth.dependencies import Requirement
 from salesplan.kit.tools import ToolOptions, tool_options
 from salesplan.mcp.registry import ListArgs, ToolArgs, ToolSpec, register
+from salesplan.openapi import requirement_of
 
 
 @dataclass(frozen=True)
@@ -37,16 +38,6 @@ class Parameters:
 
 # Where a derived tool's arguments go in the request it makes of its route, by tool name.
 PARAMETERS: dict[str, Parameters] = {}
-
-
-def requirement_of(route: APIRoute) -> Requirement | None:
-    stack = list(route.dependant.dependencies)
-    while stack:
-        dep = stack.pop()
-        if isinstance(dep.call, Requirement):
-            return dep.call
-        stack.extend(dep.dependencies)
-    return None
 
 
 def _list_dependency(dependant: Dependant) -> Dependant | None:

@@ -125,7 +125,7 @@ def sdk_tool(spec: ToolSpec) -> Tool:
 
 def build_server() -> MCPServer:
     """A fresh MCP server with every registered tool."""
-    import salesplan.mcp.tools  # noqa: F401  (registers the adapters)
+    import salesplan.mcp.tools  # noqa: F401  (registers the tools)
 
     # MCPServer() calls logging.basicConfig (a Rich handler on the root logger) when the root has
     # no handler yet; the app's logging is the CLI's business, so give it a placeholder meanwhile.
