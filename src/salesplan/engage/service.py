@@ -639,18 +639,22 @@ async def update_campaign(
                 f"A {campaign.status} campaign cannot become {new_status}.",
                 details={"field": "status", "from": campaign.status, "to": new_status},
             )
-        if campaign.started_at is not None:
-            # A started campaign's outbox rows follow it (issue 13, engage/delivery/sequence).
-            if new_status == "paused":
-                await sequence.hold(session, campaign.id)
-            elif new_status == "active":
-                await sequence.release(session, campaign.id)
-            elif new_status == "completed":
-                await sequence.stop_campaign(session, campaign.id)
         campaign.status = new_status
+    else:
+        new_status = None
     apply(campaign, sent)
     campaign.updated_at = utcnow()
+    # The campaign's row is written (and locked) first: the campaign job reads it FOR SHARE
+    # while it schedules steps, so the messages below include any it was writing meanwhile.
     await session.flush()
+    if new_status is not None and campaign.started_at is not None:
+        # A started campaign's outbox rows follow it (issue 13, engage/delivery/sequence).
+        if new_status == "paused":
+            await sequence.hold(session, campaign.id)
+        elif new_status == "active":
+            await sequence.release(session, campaign.id)
+        elif new_status == "completed":
+            await sequence.stop_campaign(session, campaign.id)
     return campaign
 
 

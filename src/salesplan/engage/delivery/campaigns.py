@@ -288,9 +288,17 @@ async def run_campaign_steps(ctx: WorkerContext) -> int:
             by_campaign.setdefault(enrollment.campaign_id, []).append(enrollment)
         queued = 0
         for campaign_id, batch in by_campaign.items():
-            campaign = await session.get(EngageCampaign, campaign_id)
-            assert campaign is not None
-            queued += (await schedule(session, ctx.settings, campaign, batch)).messages
+            # FOR SHARE: a PATCH pausing the campaign waits for this transaction (and then
+            # holds what it wrote), or this one sees the campaign paused and leaves it alone.
+            campaign = (
+                await session.scalars(
+                    select(EngageCampaign)
+                    .where(EngageCampaign.id == campaign_id, EngageCampaign.status == "active")
+                    .with_for_update(read=True)
+                )
+            ).one_or_none()
+            if campaign is not None:
+                queued += (await schedule(session, ctx.settings, campaign, batch)).messages
         completed = await complete_finished(session)
         if queued:
             await wake_worker(session)
