@@ -4,6 +4,7 @@ at sent + delayMinutes, a reply stopping the sequence, skips, pause and resume, 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -464,3 +465,35 @@ async def test_a_linkedin_step_is_a_manual_item_and_the_sequence_goes_on(
     assert items["LINKEDIN"]["to"] == "https://linkedin.com/in/a"
     assert items["EMAIL"]["status"] == "sent"
     assert len(smtp.received) == 1
+
+
+async def test_concurrent_starts_with_one_key_schedule_the_first_steps_once(
+    app, client, actor, db
+) -> None:
+    people = await contacts(db, actor, "Ada", "Grace")
+    campaign = await make_campaign(client, actor, ("EMAIL", 0))
+    await enroll(app, client, actor, campaign, [p.id for p in people])
+    responses = await asyncio.gather(*(start(client, actor, campaign["id"]) for _ in range(10)))
+    statuses = [r.status_code for r in responses]
+    assert set(statuses) <= {200, 409}
+    assert 200 in statuses
+    for response in responses:
+        if response.status_code == 409:
+            assert response.json()["error"]["details"]["reason"] == "in_flight"
+    assert len(await queue(client, actor, campaign["id"])) == 2
+
+
+async def test_a_message_that_fails_for_good_stops_the_sequence(
+    app, client, actor, db, smtp
+) -> None:
+    (ada,) = await contacts(db, actor, "Ada")
+    campaign = await make_campaign(client, actor, ("EMAIL", 0), ("EMAIL", 0))
+    await enroll(app, client, actor, campaign, [ada.id])
+    await start(client, actor, campaign["id"])
+    smtp.refusals = ["550 5.1.1 no such user"]
+    await work(app, smtp)
+    (item,) = await queue(client, actor, campaign["id"])
+    assert item["status"] == "failed"
+    row = await enrollment(db, campaign["id"], ada.id)
+    assert (row.state, row.reason) == ("stopped", "failed")
+    assert smtp.received == []
