@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -497,3 +497,15 @@ async def test_a_message_that_fails_for_good_stops_the_sequence(
     row = await enrollment(db, campaign["id"], ada.id)
     assert (row.state, row.reason) == ("stopped", "failed")
     assert smtp.received == []
+
+
+async def test_a_suppression_cancels_a_scheduled_send_to_the_address(client, actor, db) -> None:
+    from salesplan.engage.delivery.inbound import suppress
+    from tests.engage_delivery.test_send import email, send
+
+    when = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    message = (await send(client, actor, email(scheduledAt=when))).json()["message"]
+    await suppress(db, actor.org.id, "ada@example.com", "unsubscribe")
+    await db.commit()
+    item = await client.get(f"{API}/queue/{message['id']}", headers=actor.in_org())
+    assert item.json()["status"] == "cancelled"

@@ -68,11 +68,7 @@ async def _cancel_waiting(session: AsyncSession, *where: Any) -> None:
     now = utcnow()
     await session.execute(
         update(EngageMessage)
-        .where(
-            EngageMessage.campaign_id.is_not(None),
-            EngageMessage.status.in_(WAITING),
-            *where,
-        )
+        .where(EngageMessage.status.in_(WAITING), *where)
         .values(status="cancelled", next_attempt_at=None, updated_at=now)
         .execution_options(synchronize_session=False)
     )
@@ -105,7 +101,8 @@ async def stop_on_reply(
 async def stop_for_address(
     session: AsyncSession, organization_id: uuid.UUID, address: str, reason: str
 ) -> None:
-    """An address put on the suppression list: every campaign stops writing to it."""
+    """An address put on the suppression list is never written to again: its waiting messages
+    (campaign steps and scheduled sends) are cancelled and campaigns stop their sequences."""
     await _cancel_waiting(
         session,
         EngageMessage.organization_id == organization_id,
