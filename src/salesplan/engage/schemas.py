@@ -238,6 +238,7 @@ class CampaignOut(ApiModel):
     description: str | None
     status: str
     flow: FlowOut
+    started_at: datetime | None = None
     created_at: datetime
     updated_at: datetime
 

@@ -15,6 +15,7 @@ from salesplan.accounts.records import apply, archive, reject_nulls
 from salesplan.auth.principal import RequestContext
 from salesplan.engage import render as merge
 from salesplan.engage.audience import audience_of_ids, audience_of_list
+from salesplan.engage.delivery import sequence
 from salesplan.engage.schemas import (
     CampaignIn,
     CampaignOut,
@@ -517,8 +518,9 @@ CAMPAIGN_SORT = {
     "name": EngageCampaign.name,
 }
 
-# PATCH may move a campaign only along these edges (a start schedules it: issue 13's
-# startEngageCampaign; activating by PATCH is allowed too). `completed` is final.
+# PATCH may move a campaign only along these edges. Only startEngageCampaign schedules steps: a
+# draft activated by PATCH sends nothing until it is started. Pausing a started campaign holds
+# its scheduled messages, resuming releases them, completing it cancels them.
 TRANSITIONS: dict[str, set[str]] = {
     "draft": {"active"},
     "active": {"paused", "completed"},
@@ -638,9 +640,21 @@ async def update_campaign(
                 details={"field": "status", "from": campaign.status, "to": new_status},
             )
         campaign.status = new_status
+    else:
+        new_status = None
     apply(campaign, sent)
     campaign.updated_at = utcnow()
+    # The campaign's row is written (and locked) first: the campaign job reads it FOR SHARE
+    # while it schedules steps, so the messages below include any it was writing meanwhile.
     await session.flush()
+    if new_status is not None and campaign.started_at is not None:
+        # A started campaign's outbox rows follow it (issue 13, engage/delivery/sequence).
+        if new_status == "paused":
+            await sequence.hold(session, campaign.id)
+        elif new_status == "active":
+            await sequence.release(session, campaign.id)
+        elif new_status == "completed":
+            await sequence.stop_campaign(session, campaign.id)
     return campaign
 
 

@@ -19,6 +19,11 @@ LIST_TYPES = ("MANUAL", "DYNAMIC")
 CAMPAIGN_STATUSES = ("draft", "active", "paused", "completed")
 JOB_STATUSES = ("queued", "running", "completed", "failed")
 SKIP_REASONS = ("no_email", "suppressed", "already_enrolled")
+# An enrollment's states (issue 13): `pending` (enrolled; its first step not scheduled yet),
+# `scheduled` (the message of `current_step` is in the outbox), `sent` (that message went out at
+# `last_sent_at`; the next step is due to be scheduled), then one final state.
+ENROLLMENT_STATES = ("pending", "scheduled", "sent", "completed", "replied", "stopped", "skipped")
+ENROLLMENT_FINAL = ("completed", "replied", "stopped", "skipped")
 
 
 class EngageTemplate(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
@@ -93,6 +98,12 @@ class EngageCampaign(IdMixin, TenantMixin, TimestampMixin, Base):
     status: Mapped[str] = mapped_column(String(16), default="draft")
     # {"steps": [{"channel", "templateId", "delayMinutes"}]}
     flow: Mapped[dict[str, Any]] = mapped_column(default=lambda: {"steps": []})
+    # Set by startEngageCampaign: from then on, enrollments of the active campaign get their
+    # steps scheduled (merge fields name the user who started it as the sender).
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    started_by_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL"), default=None
+    )
 
 
 class EngageEnrollment(IdMixin, TenantMixin, Base):
@@ -103,6 +114,8 @@ class EngageEnrollment(IdMixin, TenantMixin, Base):
     __table_args__ = (
         UniqueConstraint("campaign_id", "contact_id"),
         Index("ix_engage_enrollments_campaign_step_state", "campaign_id", "current_step", "state"),
+        # The campaign job's scan: enrollments of a started campaign in a given state.
+        Index("ix_engage_enrollments_campaign_state", "campaign_id", "state"),
     )
 
     campaign_id: Mapped[uuid.UUID] = mapped_column(
@@ -117,6 +130,9 @@ class EngageEnrollment(IdMixin, TenantMixin, Base):
     state: Mapped[str] = mapped_column(String(16), default="pending")
     current_step: Mapped[int] = mapped_column(Integer, default=0)
     next_run_at: Mapped[datetime | None] = mapped_column(default=None)
+    last_sent_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Why a `skipped` or `stopped` enrollment ended (SKIP_REASONS, `bounced`, `unsubscribed`, …).
+    reason: Mapped[str | None] = mapped_column(String(32), default=None)
     enrolled_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 

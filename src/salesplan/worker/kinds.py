@@ -8,12 +8,14 @@ from salesplan.worker.context import JobKind
 def job_kinds() -> list[JobKind]:
     """Imported lazily so that the loop module does not import every domain at start-up."""
     from salesplan.calendar.sync import run_calendar_sync
+    from salesplan.engage.delivery.campaigns import run_campaign_steps
     from salesplan.engage.delivery.worker import run_delivery
     from salesplan.engage.enrollment import run_enrollment_jobs
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
         run_delivery,
+        run_campaign_steps,
         run_calendar_sync,
     ]
     return kinds

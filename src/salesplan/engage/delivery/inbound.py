@@ -13,9 +13,10 @@ from email.utils import parseaddr
 from typing import Any
 
 import nh3
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.engage.delivery import sequence
 from salesplan.kit.clock import utcnow
 from salesplan.kit.scoping import scoped
 from salesplan.models.engage import EngageSuppression
@@ -51,6 +52,8 @@ async def suppress(
             EngageSuppression(organization_id=organization_id, email=address, reason=reason)
         )
         await session.flush()
+    # A suppressed contact is never sent to again: campaigns stop writing to the address.
+    await sequence.stop_for_address(session, organization_id, address, reason)
 
 
 async def _message_by_rfc_id(
@@ -180,15 +183,7 @@ async def _reply(session: AsyncSession, scope: OrganizationScope, mail: EmailMes
         message.replied_at = message.replied_at or now
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
-            await session.execute(
-                update(EngageMessage)
-                .where(
-                    EngageMessage.organization_id == scope.organization_id,
-                    EngageMessage.campaign_id == message.campaign_id,
-                    EngageMessage.contact_id == message.contact_id,
-                    EngageMessage.status == "scheduled",
-                )
-                .values(status="cancelled", next_attempt_at=None, updated_at=now)
-                .execution_options(synchronize_session=False)
+            await sequence.stop_on_reply(
+                session, scope.organization_id, message.campaign_id, message.contact_id
             )
     await session.flush()

@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.engage.delivery import service
+from salesplan.engage.delivery import campaigns, service
 from salesplan.engage.delivery.schemas import (
     AnalyticsOut,
     QueueItemOut,
@@ -20,7 +20,9 @@ from salesplan.engage.delivery.schemas import (
     ReplyOut,
     SendMessageIn,
     SendMessageOut,
+    StartCampaignOut,
 )
+from salesplan.engage.schemas import CampaignOut
 from salesplan.idempotency import run_idempotent
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse
@@ -76,6 +78,59 @@ async def send_engage_message(
         operation="sendEngageMessage",
         key=idempotency_key,
         path_params=None,
+        execute=execute,
+    )
+
+
+@router.post(
+    "/engage/campaigns/{campaignId}/start",
+    operation_id="startEngageCampaign",
+    tags=["engage-campaigns"],
+    status_code=200,
+    response_model=StartCampaignOut,
+    responses={
+        409: {
+            "description": "The campaign was already started (`details.reason` "
+            "`already_started`; resume a paused one with a PATCH to `active`), or an "
+            "idempotency conflict (`payload_mismatch`, `in_flight`)."
+        },
+        422: {
+            "description": "The campaign is completed (`details.reason` `campaign_completed`) "
+            "or has no steps (`no_steps`)."
+        },
+    },
+)
+async def start_engage_campaign(
+    request: Request,
+    campaignId: uuid.UUID,
+    ctx: Send,
+    session: SessionDep,
+    idempotency_key: IdempotencyKey = None,
+) -> JSONResponse:
+    """Activate a campaign and schedule each enrolled contact's first step; later steps
+    follow their delayMinutes after the previous one was sent, and a reply stops a contact's
+    sequence. `started` counts the contacts whose first step was scheduled; `skipped` those
+    left out (no e-mail address for an EMAIL step, a suppressed address)."""
+
+    async def execute() -> tuple[int, dict[str, Any]]:
+        settings = request.app.state.settings
+        campaign, started, skipped = await campaigns.start_campaign(
+            session, ctx, settings, campaignId
+        )
+        body = {
+            "campaign": CampaignOut.model_validate(campaign).model_dump(mode="json", by_alias=True),
+            "started": started,
+            "skipped": skipped,
+        }
+        return 200, body
+
+    return await run_idempotent(
+        request,
+        session,
+        ctx,
+        operation="startEngageCampaign",
+        key=idempotency_key,
+        path_params={"campaignId": str(campaignId)},
         execute=execute,
     )
 

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from salesplan.engage.schemas import CampaignOut
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
@@ -57,6 +58,15 @@ class QueueItemOut(ApiModel):
 
 class SendMessageOut(ApiModel):
     message: QueueItemOut
+
+
+class StartCampaignOut(ApiModel):
+    campaign: CampaignOut
+    # Contacts whose first step was scheduled.
+    started: int
+    # Enrolled contacts whose first step could not be scheduled, by reason (`no_email`,
+    # `suppressed`), keyed like an enrollment job's `skippedReasons`.
+    skipped: dict[str, int]
 
 
 class ReplyOut(ApiModel):

@@ -26,6 +26,7 @@ from sqlalchemy import Table, and_, bindparam, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.config import Settings
+from salesplan.engage.delivery import sequence
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.mime import build_email
 from salesplan.idempotency import prune_expired
@@ -80,8 +81,12 @@ async def run_delivery(ctx: WorkerContext) -> int:
     async def on_sent(message: EngageMessage) -> None:
         # Written at once, before the lane sends its next message: a worker killed mid-batch
         # re-sends only what was in flight, never what the relay had already accepted.
+        row = _sent_row(ctx.worker_id, message)
         async with ctx.engine.begin() as conn:
-            await conn.execute(_outcome_statement(), [_sent_row(ctx.worker_id, message)])
+            written = await conn.execute(_outcome_statement(), [row])
+            if message.campaign_id is not None and written.rowcount == 1:
+                # The campaign's next step is scheduled from this send (campaigns.py).
+                await sequence.mark_sent(conn, message, row["sent_at"])
 
     outcomes: list[Outcome] = []
     if email:
@@ -278,6 +283,7 @@ async def record(
     by_id = {m.id: m for m in messages}
     rows: list[dict[str, Any]] = []
     pauses: dict[str, datetime] = {}
+    failed: list[EngageMessage] = []
     for outcome in outcomes:
         if outcome.kind == "sent":
             continue
@@ -306,9 +312,12 @@ async def record(
             row |= {"status": "queued", "next_attempt_at": now + backoff(message.attempts)}
         else:
             row |= {"status": "failed"}
+            if message.campaign_id is not None:
+                failed.append(message)
         rows.append(row)
     if rows:
         await session.execute(_outcome_statement(), rows)
+    await sequence.stop_failed(session, failed)
     for sender, until in pauses.items():
         await pause_sender(session, sender, until, "throttled by the provider")
 

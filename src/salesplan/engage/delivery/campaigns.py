@@ -1,0 +1,326 @@
+"""Campaign start and step scheduling.
+
+`startEngageCampaign` activates a draft campaign and, in the request's transaction (with its
+idempotency record), schedules the first step of every enrolled contact: one outbox row per
+contact, rendered for it, due `delayMinutes` of the first step from now. From then on the
+campaign job kind (`run_campaign_steps`, run by the worker) schedules:
+
+- the first step of contacts enrolled later (state `pending` in an active, started campaign);
+- the next step of contacts whose last message went out (state `sent`, set by the delivery
+  worker in the transaction that records the send), due `delayMinutes` after `last_sent_at`;
+  after the last step the enrollment is `completed`;
+
+and marks an active campaign `completed` once none of its enrollments is live and no
+enrollment job of it is still running. A paused campaign's enrollments wait (the job reads
+active campaigns only), and its outbox rows are held (`sequence.hold`).
+
+LINKEDIN steps are manual items a person sends by hand; nothing reports that they were sent, so
+the sequence counts a manual step as sent at the time it is due and goes on from there.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import exists, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.config import Settings
+from salesplan.engage import render as merge
+from salesplan.engage import service as engage_service
+from salesplan.engage.delivery.sequence import LIVE
+from salesplan.engage.delivery.service import outbox_message
+from salesplan.errors import AppError, Conflict, Unprocessable
+from salesplan.kit.clock import utcnow
+from salesplan.models.crm import Account, Contact
+from salesplan.models.engage import (
+    EngageCampaign,
+    EngageEnrollment,
+    EngageEnrollmentJob,
+    EngageSuppression,
+    EngageTemplate,
+)
+from salesplan.models.identity import Organization, User
+from salesplan.worker.context import WorkerContext, wake_worker
+
+log = logging.getLogger("salesplan.worker.campaigns")
+
+Enrollment = EngageEnrollment
+# Enrollments scheduled per statement batch (the request's start, and one worker call).
+BATCH = 500
+
+
+async def start_campaign(
+    session: AsyncSession, ctx: RequestContext, settings: Settings, campaign_id: uuid.UUID
+) -> tuple[EngageCampaign, int, dict[str, int]]:
+    """Activate the campaign and schedule every enrolled contact's first step. Answers the
+    campaign, how many first steps were scheduled, and the skips by reason.
+
+    A completed campaign, or one without steps, is a 422; a campaign already started (active or
+    paused) is a 409 `conflict` (`details.reason = "already_started"`): resuming a paused one is
+    a PATCH to `active`. A draft set `active` by PATCH but never started can be started."""
+    campaign = await engage_service.get_campaign(session, ctx, campaign_id)
+    # Serialize concurrent starts (with different keys) of one campaign.
+    await session.execute(
+        select(EngageCampaign.id).where(EngageCampaign.id == campaign.id).with_for_update()
+    )
+    await session.refresh(campaign)
+    if campaign.status == "completed":
+        raise Unprocessable(
+            "A completed campaign cannot be started.",
+            details={"reason": "campaign_completed", "status": campaign.status},
+        )
+    if not campaign.flow.get("steps"):
+        raise Unprocessable(
+            "The campaign has no steps to send.",
+            details={"field": "flow.steps", "reason": "no_steps"},
+        )
+    if campaign.started_at is not None:
+        raise Conflict(
+            "The campaign was already started.",
+            details={"reason": "already_started", "status": campaign.status},
+        )
+    now = utcnow()
+    campaign.status = "active"
+    campaign.started_at = now
+    campaign.started_by_id = ctx.user_id
+    campaign.updated_at = now
+    await session.flush()
+    started = 0
+    skipped: Counter[str] = Counter()
+    last: uuid.UUID | None = None
+    while True:
+        stmt = (
+            select(Enrollment)
+            .where(Enrollment.campaign_id == campaign.id, Enrollment.state == "pending")
+            .order_by(Enrollment.id)
+            .limit(BATCH)
+        )
+        if last is not None:
+            stmt = stmt.where(Enrollment.id > last)
+        batch = list((await session.scalars(stmt)).all())
+        if not batch:
+            break
+        last = batch[-1].id
+        result = await schedule(session, settings, campaign, batch)
+        started += result.first_steps
+        skipped.update(result.skipped)
+    await wake_worker(session)
+    return campaign, started, {reason: skipped.get(reason, 0) for reason in SKIPS}
+
+
+SKIPS = ("no_email", "suppressed")
+
+
+class Scheduled:
+    def __init__(self) -> None:
+        self.first_steps = 0
+        self.messages = 0
+        self.skipped: Counter[str] = Counter()
+
+
+async def schedule(
+    session: AsyncSession,
+    settings: Settings,
+    campaign: EngageCampaign,
+    enrollments: list[EngageEnrollment],
+) -> Scheduled:
+    """Write the outbox row of each enrollment's step that is due to be scheduled: the first
+    (state `pending`) or the one after the step that went out (state `sent`). Four queries for
+    the whole batch (templates, contacts, accounts, suppressed addresses), then one render and
+    one row per enrollment."""
+    result = Scheduled()
+    steps: list[dict[str, Any]] = list(campaign.flow.get("steps", []))
+    org_id = campaign.organization_id
+    template_ids = {uuid.UUID(str(s["templateId"])) for s in steps}
+    templates = {
+        t.id: t
+        for t in (
+            await session.scalars(
+                select(EngageTemplate).where(
+                    EngageTemplate.organization_id == org_id, EngageTemplate.id.in_(template_ids)
+                )
+            )
+        ).all()
+    }
+    contact_ids = {e.contact_id for e in enrollments}
+    contacts = {
+        c.id: c
+        for c in (
+            await session.scalars(
+                select(Contact).where(
+                    Contact.organization_id == org_id, Contact.id.in_(contact_ids)
+                )
+            )
+        ).all()
+    }
+    account_ids = {c.account_id for c in contacts.values() if c.account_id is not None}
+    accounts = (
+        {
+            a.id: a
+            for a in (await session.scalars(select(Account).where(Account.id.in_(account_ids))))
+        }
+        if account_ids
+        else {}
+    )
+    emails = {c.email.strip().lower() for c in contacts.values() if c.email}
+    suppressed = (
+        set(
+            (
+                await session.scalars(
+                    select(EngageSuppression.email).where(
+                        EngageSuppression.organization_id == org_id,
+                        EngageSuppression.email.in_(emails),
+                    )
+                )
+            ).all()
+        )
+        if emails
+        else set()
+    )
+    sender = await session.get(User, campaign.started_by_id) if campaign.started_by_id else None
+    organization = await session.get(Organization, org_id)
+    now = utcnow()
+
+    for enrollment in enrollments:
+        first = enrollment.state == "pending"
+        index = 0 if first else enrollment.current_step + 1
+        if index >= len(steps):
+            _finish(enrollment, "completed", None, now)
+            continue
+        step = steps[index]
+        base = now if first or enrollment.last_sent_at is None else enrollment.last_sent_at
+        send_at = base + timedelta(minutes=int(step.get("delayMinutes") or 0))
+        contact = contacts.get(enrollment.contact_id)
+        template = templates.get(uuid.UUID(str(step["templateId"])))
+        channel = str(step["channel"])
+        to: str | None = None
+        problem: str | None = None
+        if contact is None or contact.archived_at is not None:
+            problem = "contact_archived"
+        elif template is None:
+            problem = "template_missing"
+        elif channel == "EMAIL":
+            to = contact.email
+            if not to:
+                problem = "no_email"
+            elif to.strip().lower() in suppressed:
+                problem = "suppressed"
+        elif channel == "LINKEDIN":
+            to = contact.linkedin_url
+        if problem is None:
+            assert contact is not None and template is not None
+            account = accounts.get(contact.account_id) if contact.account_id else None
+            context = merge.merge_context(contact, account, sender, organization)
+            try:
+                rendered = merge.render(
+                    template.subject, template.body, template.body_html, context
+                )
+            except AppError:
+                problem = "template_error"
+        if problem is not None:
+            if first:
+                result.skipped[problem] += 1
+            _finish(enrollment, "skipped" if first else "stopped", problem, now)
+            continue
+        message = outbox_message(
+            settings,
+            organization_id=org_id,
+            channel=channel,
+            contact_id=enrollment.contact_id,
+            to=to,
+            subject=rendered.subject,
+            body=rendered.body,
+            body_html=rendered.body_html,
+            send_at=send_at,
+            campaign_id=campaign.id,
+            enrollment_id=enrollment.id,
+            step_index=index,
+        )
+        session.add(message)
+        result.messages += 1
+        if first:
+            result.first_steps += 1
+        enrollment.current_step = index
+        enrollment.updated_at = now
+        if message.manual:
+            # Nothing reports a manual item as sent: the sequence counts it sent when due.
+            enrollment.state = "sent"
+            enrollment.last_sent_at = max(send_at, now)
+            enrollment.next_run_at = None
+        else:
+            enrollment.state = "scheduled"
+            enrollment.next_run_at = max(send_at, now)
+    await session.flush()
+    return result
+
+
+def _finish(enrollment: EngageEnrollment, state: str, reason: str | None, now: Any) -> None:
+    enrollment.state = state
+    enrollment.reason = reason
+    enrollment.next_run_at = None
+    enrollment.updated_at = now
+
+
+async def run_campaign_steps(ctx: WorkerContext) -> int:
+    """Job kind: schedule one batch of due steps, then complete finished campaigns."""
+    async with ctx.sessionmaker() as session:
+        stmt = (
+            select(Enrollment)
+            .join(EngageCampaign, EngageCampaign.id == Enrollment.campaign_id)
+            .where(
+                EngageCampaign.status == "active",
+                EngageCampaign.started_at.is_not(None),
+                Enrollment.state.in_(("pending", "sent")),
+            )
+            .order_by(Enrollment.campaign_id, Enrollment.id)
+            .limit(BATCH)
+            .with_for_update(of=Enrollment, skip_locked=True)
+        )
+        enrollments = list((await session.scalars(stmt)).all())
+        by_campaign: dict[uuid.UUID, list[EngageEnrollment]] = {}
+        for enrollment in enrollments:
+            by_campaign.setdefault(enrollment.campaign_id, []).append(enrollment)
+        queued = 0
+        for campaign_id, batch in by_campaign.items():
+            # FOR SHARE: a PATCH pausing the campaign waits for this transaction (and then
+            # holds what it wrote), or this one sees the campaign paused and leaves it alone.
+            campaign = (
+                await session.scalars(
+                    select(EngageCampaign)
+                    .where(EngageCampaign.id == campaign_id, EngageCampaign.status == "active")
+                    .with_for_update(read=True)
+                )
+            ).one_or_none()
+            if campaign is not None:
+                queued += (await schedule(session, ctx.settings, campaign, batch)).messages
+        completed = await complete_finished(session)
+        if queued:
+            await wake_worker(session)
+        await session.commit()
+    return len(enrollments) + completed
+
+
+async def complete_finished(session: AsyncSession) -> int:
+    """Active, started campaigns with enrollments, none of them live, and no enrollment job
+    still to run become `completed`."""
+    now = utcnow()
+    camp = EngageCampaign
+    has_any = exists().where(Enrollment.campaign_id == camp.id)
+    live = exists().where(Enrollment.campaign_id == camp.id, Enrollment.state.in_(LIVE))
+    running = exists().where(
+        EngageEnrollmentJob.campaign_id == camp.id,
+        EngageEnrollmentJob.status.in_(("queued", "running")),
+    )
+    result = await session.execute(
+        update(camp)
+        .where(camp.status == "active", camp.started_at.is_not(None), has_any, ~live, ~running)
+        .values(status="completed", updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -1,0 +1,162 @@
+"""A campaign contact's sequence, as plain SQL state changes: what a sent message, a failure, a
+reply, a suppression, a pause, a resume and a manual completion do to enrollments and to the
+campaign's messages still waiting in the outbox. (Scheduling a step, which renders templates,
+is `campaigns.py`.)
+
+An enrollment moves `pending` → `scheduled` (its `current_step`'s message is in the outbox) →
+`sent` (that message went out at `last_sent_at`; the campaign job schedules the next step, or
+completes the enrollment after the last) → … and ends `completed`, `replied`, `stopped` (with a
+`reason`) or `skipped` (its first step could not be scheduled, with a SKIP_REASONS reason)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from salesplan.kit.clock import utcnow
+from salesplan.models.crm import Contact
+from salesplan.models.engage import EngageEnrollment
+from salesplan.models.engage_delivery import EngageMessage
+
+Enrollment = EngageEnrollment
+LIVE = ("pending", "scheduled", "sent")
+# Campaign messages not yet handed to a provider: what a reply, a pause or a stop affects.
+WAITING = ("scheduled", "queued")
+
+
+def sent_statement(message: EngageMessage, sent_at: datetime) -> Any:
+    """The enrollment of a campaign message that just went out moves to `sent` (written in the
+    same transaction as the message's `sent`). Only from `scheduled` at that step: a reply or a
+    stop that came meanwhile wins."""
+    return (
+        update(Enrollment)
+        .where(
+            Enrollment.id == message.enrollment_id,
+            Enrollment.state == "scheduled",
+            Enrollment.current_step == message.step_index,
+        )
+        .values(state="sent", last_sent_at=sent_at, next_run_at=None, updated_at=sent_at)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def mark_sent(conn: AsyncConnection, message: EngageMessage, sent_at: datetime) -> None:
+    if message.enrollment_id is not None and message.step_index is not None:
+        await conn.execute(sent_statement(message, sent_at))
+
+
+async def stop_failed(session: AsyncSession, messages: list[EngageMessage]) -> None:
+    """A campaign message that failed for good ends its contact's sequence (`stopped`,
+    reason `failed`)."""
+    ids = [m.enrollment_id for m in messages if m.enrollment_id is not None]
+    if not ids:
+        return
+    now = utcnow()
+    await session.execute(
+        update(Enrollment)
+        .where(Enrollment.id.in_(ids), Enrollment.state.in_(LIVE))
+        .values(state="stopped", reason="failed", next_run_at=None, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def _cancel_waiting(session: AsyncSession, *where: Any) -> None:
+    now = utcnow()
+    await session.execute(
+        update(EngageMessage)
+        .where(EngageMessage.status.in_(WAITING), *where)
+        .values(status="cancelled", next_attempt_at=None, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def stop_on_reply(
+    session: AsyncSession, organization_id: uuid.UUID, campaign_id: uuid.UUID, contact_id: uuid.UUID
+) -> None:
+    """A reply stops that contact's remaining steps in the campaign: its waiting messages are
+    cancelled and its enrollment is `replied` (no further step is scheduled)."""
+    await _cancel_waiting(
+        session,
+        EngageMessage.organization_id == organization_id,
+        EngageMessage.campaign_id == campaign_id,
+        EngageMessage.contact_id == contact_id,
+    )
+    await session.execute(
+        update(Enrollment)
+        .where(
+            Enrollment.organization_id == organization_id,
+            Enrollment.campaign_id == campaign_id,
+            Enrollment.contact_id == contact_id,
+            Enrollment.state.in_(LIVE),
+        )
+        .values(state="replied", next_run_at=None, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def stop_for_address(
+    session: AsyncSession, organization_id: uuid.UUID, address: str, reason: str
+) -> None:
+    """An address put on the suppression list is never written to again: its waiting messages
+    (campaign steps and scheduled sends) are cancelled and campaigns stop their sequences."""
+    await _cancel_waiting(
+        session,
+        EngageMessage.organization_id == organization_id,
+        func.lower(EngageMessage.to_address) == address,
+    )
+    contacts = select(Contact.id).where(
+        Contact.organization_id == organization_id, func.lower(Contact.email) == address
+    )
+    await session.execute(
+        update(Enrollment)
+        .where(
+            Enrollment.organization_id == organization_id,
+            Enrollment.contact_id.in_(contacts),
+            Enrollment.state.in_(LIVE),
+        )
+        .values(state="stopped", reason=reason[:32], next_run_at=None, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def hold(session: AsyncSession, campaign_id: uuid.UUID) -> None:
+    """Pausing a campaign: its waiting messages are not taken by the worker (their
+    `next_attempt_at` is cleared; `scheduledAt` keeps the time) and no new step is scheduled
+    (the campaign job looks at active campaigns only)."""
+    await session.execute(
+        update(EngageMessage)
+        .where(EngageMessage.campaign_id == campaign_id, EngageMessage.status.in_(WAITING))
+        .values(next_attempt_at=None, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def release(session: AsyncSession, campaign_id: uuid.UUID) -> None:
+    """Resuming: held messages are due at their scheduled time again (or at once)."""
+    now = utcnow()
+    await session.execute(
+        update(EngageMessage)
+        .where(
+            EngageMessage.campaign_id == campaign_id,
+            EngageMessage.status.in_(WAITING),
+            EngageMessage.manual.is_(False),
+            EngageMessage.next_attempt_at.is_(None),
+        )
+        .values(next_attempt_at=func.coalesce(EngageMessage.scheduled_at, now), updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def stop_campaign(session: AsyncSession, campaign_id: uuid.UUID) -> None:
+    """A campaign set `completed` by hand: nothing more is sent."""
+    await _cancel_waiting(session, EngageMessage.campaign_id == campaign_id)
+    await session.execute(
+        update(Enrollment)
+        .where(Enrollment.campaign_id == campaign_id, Enrollment.state.in_(LIVE))
+        .values(state="stopped", reason="campaign_completed", next_run_at=None, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
