@@ -11,6 +11,7 @@ from fastapi.routing import APIRoute
 
 from salesplan import __version__
 from salesplan.auth.dependencies import Requirement
+from salesplan.oauth import schemas as oauth_schemas
 
 ERROR_ENVELOPE = {
     "type": "object",
@@ -40,22 +41,70 @@ OAUTH_ERROR = {
     },
 }
 
-_WRITE_STATUSES = {
-    "409": "Conflicts with the current state (duplicate crmId, idempotency)",
-    "422": "Well-formed but semantically wrong (a reference to a missing entity, …)",
-}
+# The standard error answers, added to every operation from what it declares (so that a new
+# route gets them without saying so): see `error_statuses`.
 _SERVER_STATUSES = {
     "500": "Unexpected error; details.requestId names it in the server log",
     "503": "A backing service is unavailable; retry after Retry-After seconds",
 }
-
-_ERROR_STATUSES = {
-    "400": "Validation error or missing organization context",
+_AUTH_STATUSES = {
+    "400": "Validation error or missing organization context (X-Organization-Id)",
     "401": "Missing, expired or revoked token",
     "403": "Missing scope or no access to the organization",
     "404": "Not found in the organization",
     "429": "Rate limit exceeded",
 }
+_BODY_STATUSES = {
+    "400": "The body is not valid",
+    "409": "Conflicts with the current state (duplicate crmId, idempotency)",
+    "413": "The body is too large",
+    "422": "Well-formed but semantically wrong (a reference to a missing entity, …)",
+}
+_WRITE_METHODS = ("post", "put", "patch", "delete")
+
+
+def error_statuses(
+    operation: dict[str, Any], method: str, requirement: Requirement | None, path: str
+) -> dict[str, str]:
+    """Which error statuses an operation can answer, from what it declares: every operation
+    may fail (500, 503); a guarded one (a scope) is refused without a token (401), without the
+    scope or organization (403), over its limit (429), without an organization context (400),
+    and for an id of another organization (404, also for references in filters); a body or a
+    write may be invalid (400), conflict (409), be too large (413) or unprocessable (422);
+    path parameters may name nothing (404); any parameter may be invalid (400)."""
+    statuses: dict[str, str] = {}
+    parameters = operation.get("parameters", [])
+    if parameters:
+        statuses["400"] = "A parameter is not valid"
+    if any(parameter.get("in") == "path" for parameter in parameters):
+        statuses["404"] = _AUTH_STATUSES["404"]
+    if requirement is not None:
+        statuses |= _AUTH_STATUSES
+    if "requestBody" in operation or (requirement is not None and method in _WRITE_METHODS):
+        statuses |= _BODY_STATUSES
+    if path.startswith("/api/v1/oauth/"):
+        statuses["400"] = "RFC 6749 / RFC 7591 error"
+        statuses["429"] = "Too many requests from this address"
+        if path.endswith("/oauth/token"):
+            statuses["401"] = "Client authentication failed (invalid_client)"
+        statuses.pop("409", None)
+        statuses.pop("422", None)
+    statuses.setdefault("400", "The request is not valid")
+    return statuses | _SERVER_STATUSES
+
+
+def _idempotency_key(operation: dict[str, Any]) -> None:
+    """Contract §6: where an operation reads `Idempotency-Key`, it is required, 1 to 255
+    printable ASCII characters (`idempotency.check_key`), not blank once trimmed."""
+    for parameter in operation.get("parameters", []):
+        if parameter.get("in") == "header" and parameter.get("name") == "Idempotency-Key":
+            parameter["required"] = True
+            parameter["schema"] = {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 255,
+                "pattern": r"^[ -~]*[!-~][ -~]*$",
+            }
 
 
 def requirement_of(route: APIRoute) -> Requirement | None:
@@ -97,7 +146,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
     components["securitySchemes"] = {
-        "bearer": {"type": "http", "scheme": "bearer", "description": "API key or OAuth token"}
+        "bearer": {"type": "http", "scheme": "bearer", "description": "API key or OAuth token"},
+        "oauth2": oauth_schemas.OAUTH2_SCHEME,
     }
     by_operation: dict[str, Requirement | None] = app.state.requirements
     for path, path_item in schema.get("paths", {}).items():
@@ -107,6 +157,12 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             requirement = by_operation.get(operation["operationId"])
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
+            document = oauth_schemas.DOCUMENTS.get(operation["operationId"], {})
+            for key in ("requestBody", "parameters"):
+                if key in document:
+                    operation[key] = document[key]
+            responses.update(document.get("responses", {}))
+            _idempotency_key(operation)
             # Contract §2: OAuth endpoints answer RFC 6749 errors instead of ErrorEnvelope.
             oauth = path.startswith("/api/v1/oauth/")
             shape = "OAuthError" if oauth else "ErrorEnvelope"
@@ -121,19 +177,12 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             if requirement is not None:
                 operation["x-scopes"] = [requirement.scope] if requirement.scope else []
                 operation["x-rate-limit-group"] = requirement.group
-                operation["security"] = [{"bearer": []}]
-                statuses = dict(_ERROR_STATUSES)
-                if method in ("post", "put", "patch", "delete"):
-                    statuses |= _WRITE_STATUSES
+                scopes = [requirement.scope] if requirement.scope else []
+                operation["security"] = [{"bearer": []}, {"oauth2": scopes}]
             else:
                 operation.setdefault("x-scopes", [])
                 operation.setdefault("x-rate-limit-group", "foundation")
-                statuses = {"400": _ERROR_STATUSES["400"]}
-                if oauth:
-                    statuses["429"] = "Too many requests from this address"
-                if path.endswith("/oauth/token"):
-                    statuses["401"] = "Client authentication failed (invalid_client)"
-            for status, description in (statuses | _SERVER_STATUSES).items():
+            for status, description in error_statuses(operation, method, requirement, path).items():
                 responses.setdefault(status, {"description": description, **ref})
     app.openapi_schema = schema
     return schema

@@ -3,13 +3,14 @@ conflicts, and references to other rows in the body (a missing one is a 422 nami
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,13 +18,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.schemas import WHITESPACE
 from salesplan.kit.scoping import scoped
 from salesplan.models.crm import Account
 from salesplan.models.identity import Membership
 
 T = TypeVar("T")
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+# One pattern for the validator and the schema (ECMA-262 and Python read it alike).
+EMAIL_PATTERN = rf"^[^@{WHITESPACE}\x00]+@[^@{WHITESPACE}\x00]+\.[^@{WHITESPACE}.\x00]+$"
+_EMAIL = re.compile(EMAIL_PATTERN)
 
 
 def _email(value: str) -> str:
@@ -49,9 +53,7 @@ Email = Annotated[
     str,
     StringConstraints(max_length=320),
     AfterValidator(_email),
-    WithJsonSchema(
-        {"type": "string", "maxLength": 320, "pattern": r"^[^@\s\x00]+@[^@\s\x00]+\.[^@\s.\x00]+$"}
-    ),
+    WithJsonSchema({"type": "string", "maxLength": 320, "pattern": EMAIL_PATTERN}),
 ]
 Url = Annotated[
     str,
@@ -66,7 +68,39 @@ Url = Annotated[
     ),
 ]
 CrmId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
-Money = Annotated[Decimal, Field(ge=0, max_digits=20, decimal_places=2)]
+MONEY_PATTERN = r"^[0-9]{1,18}(\.[0-9]{1,2})?$"
+
+
+def _cents(value: Any) -> Any:
+    """A JSON number that is a whole number of cents up to binary noise (0.57 arrives as
+    0.5700000000000001 when computed) is that number of cents."""
+    if isinstance(value, float) and math.isfinite(value):
+        cents = round(value * 100)
+        if abs(value * 100 - cents) <= 1e-6 * max(1.0, abs(value)):
+            return Decimal(cents).scaleb(-2)
+    return value
+
+
+Money = Annotated[
+    Decimal,
+    BeforeValidator(_cents),
+    Field(ge=0, max_digits=20, decimal_places=2),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1e15,
+                    "multipleOf": 0.01,
+                },
+                {"type": "string", "pattern": MONEY_PATTERN},
+            ],
+            "description": "Non-negative, at most 2 decimals: a string of at most 18 digits "
+            "before the point, or a JSON number up to 1e15 (binary noise is rounded to cents).",
+        }
+    ),
+]
 Count = Annotated[int, Field(ge=0, le=2_147_483_647)]
 
 

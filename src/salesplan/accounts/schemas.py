@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, field_serializer
 
 from salesplan.accounts.records import Count, CrmId, Money, Name, Short, Text, Url, money_out
-from salesplan.kit.schemas import ApiModel, StrictBody
+from salesplan.kit.schemas import AnyJson, ApiModel, StrictBody
 
 
 class AccountIn(StrictBody):
@@ -25,6 +25,7 @@ class AccountIn(StrictBody):
 
 
 class AccountPatch(StrictBody):
+    not_null = ("name",)  # may be left out, never null (400)
     name: Name | None = None
     domain: Short | None = None
     website: Url | None = None
@@ -58,7 +59,7 @@ class AccountOut(ApiModel):
 
 class BulkAccountsIn(StrictBody):
     # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call.
-    accounts: list[Any] = Field(min_length=1, max_length=1000)
+    accounts: list[AnyJson] = Field(min_length=1, max_length=1000)
 
 
 class BulkAccountsOut(ApiModel):

@@ -18,6 +18,7 @@ class BuyingGroupIn(StrictBody):
 
 
 class BuyingGroupPatch(StrictBody):
+    not_null = ("name",)  # may be left out, never null (400)
     name: Name | None = None
     description: Text | None = None
     opportunity_id: uuid.UUID | None = None

@@ -131,7 +131,7 @@ async def list_events(
     codec: CursorCodecDep,
     params: EventParams,
     from_: Annotated[datetime | None, Query(alias="from")] = None,
-    to: Annotated[datetime | None, Query()] = None,
+    to: Annotated[datetime | None, Query(description="Not before `from` (else 400).")] = None,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     user_id: Annotated[uuid.UUID | None, Query(alias="userId")] = None,
 ) -> ListResponse[EventOut]:

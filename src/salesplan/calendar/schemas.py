@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import EmailStr, Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
+from salesplan.accounts.records import Email
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 
 class ConnectionIn(StrictBody):
-    url: str = Field(min_length=1, max_length=2048)
+    url: str = Field(
+        min_length=1,
+        max_length=2048,
+        json_schema_extra={"pattern": r"^[Hh][Tt][Tt][Pp][Ss]?://[^\x00]*$"},
+    )
     username: str = Field(min_length=1, max_length=255)
     password: str = Field(min_length=1, max_length=1024)
 
@@ -86,12 +91,22 @@ class EventOut(ApiModel):
         )
 
 
+def _lower_domain(value: str) -> str:
+    local, _, domain = value.rpartition("@")
+    return f"{local}@{domain.lower()}"
+
+
+# The house e-mail rule (its pattern is in the document), the domain lower-cased for matching.
+AttendeeEmail = Annotated[Email, AfterValidator(_lower_domain)]
+
+
 class AttendeeIn(StrictBody):
-    email: EmailStr
+    email: AttendeeEmail
     name: str | None = Field(default=None, max_length=255)
 
 
 class EventPatch(StrictBody):
+    not_null = ("title", "start", "end")  # may be left out, never null (400)
     title: str | None = Field(default=None, max_length=1024)
     description: str | None = None
     start: datetime | None = None
@@ -102,7 +117,7 @@ class EventPatch(StrictBody):
 
 class ActionItemIn(StrictBody):
     text: str = Field(min_length=1, max_length=10_000)
-    assignee_email: EmailStr | None = None
+    assignee_email: AttendeeEmail | None = None
     due_date: date | None = None
     completed: bool = False
 

@@ -30,6 +30,7 @@ class ContactReplace(ContactIn):
 
 
 class ContactPatch(ContactReplace):
+    not_null = ("account_id",)  # may be left out, never null (400)
     pass
 
 

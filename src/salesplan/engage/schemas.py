@@ -7,11 +7,11 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from salesplan.accounts.records import Name
 from salesplan.contacts.schemas import ContactOut
-from salesplan.kit.schemas import ApiModel, StrictBody
+from salesplan.kit.schemas import ABSENT_OR_NULL, AnyJson, ApiModel, StrictBody, equals, present
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
 ListType = Literal["MANUAL", "DYNAMIC"]
@@ -22,6 +22,10 @@ Body = Annotated[str, StringConstraints(min_length=1, max_length=100_000)]
 Description = Annotated[str, StringConstraints(max_length=10_000)]
 
 _DOMAIN = re.compile(r"^@?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$")
+# What `_domain` accepts, before it lower-cases (and without surrounding blanks).
+DOMAIN_PATTERN = (
+    r"^@?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$"
+)
 
 
 def _domain(value: str) -> str:
@@ -31,13 +35,22 @@ def _domain(value: str) -> str:
     return value.lstrip("@")
 
 
-EmailDomain = Annotated[str, StringConstraints(max_length=255), AfterValidator(_domain)]
+EmailDomain = Annotated[
+    str,
+    StringConstraints(max_length=255),
+    AfterValidator(_domain),
+    Field(json_schema_extra={"pattern": DOMAIN_PATTERN}),
+]
 
 
 # --- templates -----------------------------------------------------------------------------
 
 
 class TemplateIn(StrictBody):
+    model_config = ConfigDict(
+        json_schema_extra={"if": equals(channel="EMAIL"), "then": present("subject")}
+    )
+
     name: Name
     channel: Channel
     subject: Subject | None = None
@@ -52,6 +65,7 @@ class TemplateIn(StrictBody):
 
 
 class TemplatePatch(StrictBody):
+    not_null = ("name", "channel", "body")  # may be left out, never null (400)
     name: Name | None = None
     channel: Channel | None = None
     subject: Subject | None = None
@@ -100,6 +114,7 @@ class DraftIn(StrictBody):
 
 
 class DraftPatch(StrictBody):
+    not_null = ("channel",)  # may be left out, never null (400)
     name: Name | None = None
     channel: Channel | None = None
     subject: Subject | None = None
@@ -129,6 +144,9 @@ class DraftOut(ApiModel):
 class Criteria(StrictBody):
     """A DYNAMIC list's filter; every key given must hold (AND). At least one key."""
 
+    model_config = ConfigDict(json_schema_extra={"minProperties": 1})
+    not_null = ("account_ids", "title_contains", "email_domain", "has_email", "updated_since")
+
     account_ids: list[uuid.UUID] | None = Field(default=None, min_length=1, max_length=1000)
     title_contains: (
         Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
@@ -149,6 +167,14 @@ class Criteria(StrictBody):
 
 
 class ListIn(StrictBody):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "if": equals(type="DYNAMIC"),
+            "then": present("criteria"),
+            "else": {"properties": {"criteria": ABSENT_OR_NULL}},
+        }
+    )
+
     name: Name
     description: Description | None = None
     type: ListType
@@ -164,6 +190,7 @@ class ListIn(StrictBody):
 
 
 class ListPatch(StrictBody):
+    not_null = ("name", "criteria")  # may be left out, never null (400)
     name: Name | None = None
     description: Description | None = None
     criteria: Criteria | None = None
@@ -216,6 +243,7 @@ class CampaignIn(StrictBody):
 
 
 class CampaignPatch(StrictBody):
+    not_null = ("name", "flow", "status")  # may be left out, never null (400)
     name: Name | None = None
     description: Description | None = None
     flow: FlowIn | None = None
@@ -245,7 +273,7 @@ class CampaignOut(ApiModel):
 
 class BulkCampaignsIn(StrictBody):
     # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call.
-    campaigns: list[Any] = Field(min_length=1, max_length=100)
+    campaigns: list[AnyJson] = Field(min_length=1, max_length=100)
 
 
 class BulkCampaignsOut(ApiModel):
@@ -255,6 +283,10 @@ class BulkCampaignsOut(ApiModel):
 
 
 class EnrollIn(StrictBody):
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [present("listId"), present("contactIds")]}
+    )
+
     list_id: uuid.UUID | None = None
     contact_ids: list[uuid.UUID] | None = Field(default=None, min_length=1, max_length=10_000)
 

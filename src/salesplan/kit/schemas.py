@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, TypeVar, Union
 
 import orjson
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
+from typing_extensions import TypeAliasType
 
 
 class ApiModel(BaseModel):
@@ -17,11 +29,32 @@ class ApiModel(BaseModel):
 
 
 class StrictBody(BaseModel):
-    """A request body: camelCase properties, an unknown property is a 400."""
+    """A request body: camelCase properties, an unknown property is a 400.
+
+    Its JSON schema (OpenAPI, MCP tool input) says what `_storable` enforces: no string may hold
+    NUL, a non-empty string must hold more than whitespace, numbers are within 64 bits; and the
+    properties named in `not_null` (PATCH: may be left out, never null) do not admit null."""
 
     model_config = ConfigDict(
         alias_generator=to_camel, extra="forbid", populate_by_name=False, allow_inf_nan=False
     )
+    not_null: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(core_schema)
+        target = handler.resolve_ref_schema(json_schema)
+        properties = target.get("properties", {})
+        for name in cls.not_null:
+            field = cls.model_fields[name]
+            alias = field.alias or name
+            if alias in properties:
+                properties[alias] = _without_null(properties[alias])
+        for prop in properties.values():
+            storable_schema(prop)
+        return json_schema
 
     @model_validator(mode="before")
     @classmethod
@@ -60,6 +93,14 @@ INT32_MAX = 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MAX_FREE_FORM_DEPTH = 32
 MAX_FREE_FORM_BYTES = 256 * 1024
+
+# Whitespace as Python's str.strip() and pydantic's strip_whitespace both see it (the union),
+# spelled so that ECMA-262 (JSON Schema) and Python read the same class.
+WHITESPACE = r"\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+NO_NUL_PATTERN = r"^[^\x00]*$"
+"""Any string PostgreSQL can store."""
+NOT_BLANK_PATTERN = rf"^[^\x00]*[^{WHITESPACE}\x00][^\x00]*$"
+"""A string holding more than whitespace (what a stripped `min_length=1` accepts), no NUL."""
 
 Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
 """An integer stored in an INTEGER column."""
@@ -111,8 +152,134 @@ def _free_form(value: Any) -> Any:
     return value
 
 
-FreeForm = Annotated[dict[str, Any], AfterValidator(_free_form)]
+# --- cross-field rules, spelled in JSON Schema (model_config json_schema_extra) -------------
+
+
+def present(*names: str, **schemas: dict[str, Any]) -> dict[str, Any]:
+    """Every property named is sent and not null (narrowed further by `schemas`)."""
+    properties: dict[str, Any] = {name: {"not": {"type": "null"}} for name in names}
+    for name, schema in schemas.items():
+        properties[name] = {"not": {"type": "null"}, **schema}
+    return {"required": [*names, *schemas], "properties": properties}
+
+
+def equals(**values: Any) -> dict[str, Any]:
+    """Every property named is sent with this value (an `if`)."""
+    return {
+        "required": list(values),
+        "properties": {name: {"const": value} for name, value in values.items()},
+    }
+
+
+ABSENT_OR_NULL: dict[str, Any] = {"type": "null"}
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    branches = schema.get("anyOf")
+    if not branches:
+        return schema
+    kept = [branch for branch in branches if branch != {"type": "null"}]
+    rest = {key: value for key, value in schema.items() if key != "anyOf"}
+    if len(kept) == 1:
+        return {**kept[0], **rest}
+    return {**rest, "anyOf": kept}
+
+
+def storable_schema(schema: Any) -> None:
+    """Narrow a JSON schema in place to what `check_json_value` accepts: a string without a
+    pattern, format or enum gets one that excludes NUL (and blanks, if it must not be empty);
+    an unbounded number or integer gets the 64-bit bounds. `$ref`s are left alone (every
+    StrictBody narrows its own)."""
+    if not isinstance(schema, dict) or "$ref" in schema:
+        return
+    kind = schema.get("type")
+    if kind == "string" and not {"pattern", "format", "enum", "const"} & schema.keys():
+        blank_ok = schema.get("minLength", 0) == 0
+        schema["pattern"] = NO_NUL_PATTERN if blank_ok else NOT_BLANK_PATTERN
+    elif kind == "integer" and "enum" not in schema:
+        schema.setdefault("minimum", INT64_MIN)
+        schema.setdefault("maximum", INT64_MAX)
+    elif kind == "number" and "enum" not in schema:
+        schema.setdefault("minimum", -NUMBER_BOUND)
+        schema.setdefault("maximum", NUMBER_BOUND)
+    for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+        for branch in schema.get(key, []):
+            storable_schema(branch)
+    for key in ("items", "additionalProperties", "not"):
+        storable_schema(schema.get(key))
+    for prop in schema.get("properties", {}).values():
+        storable_schema(prop)
+
+
+class _ObjectKeys:
+    """An object's keys hold no NUL (`propertyNames`), its values are JSON values."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(core_schema)
+        json_schema["propertyNames"] = {"pattern": NO_NUL_PATTERN}
+        return json_schema
+
+
+NUMBER_BOUND = 9 * 10**18
+"""A JSON number (integer or not) within ±NUMBER_BOUND is stored as is: an integer literal
+beyond 64 bits is refused, and no double near 2**63 is exactly representable as a bound."""
+
+
+class _Bounded:
+    """A JSON number within 64 bits (an integer beyond is refused, see check_json_value)."""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {**handler(core_schema), "minimum": -NUMBER_BOUND, "maximum": NUMBER_BOUND}
+
+
+JsonValue = TypeAliasType(  # type: ignore[misc]
+    "JsonValue",
+    Union[  # noqa: UP007 (a recursive alias needs the Union spelling)
+        Annotated[str, Field(pattern=NO_NUL_PATTERN)],
+        Annotated[float, _Bounded()],
+        bool,
+        list["JsonValue"],  # type: ignore[misc]
+        Annotated[dict[str, "JsonValue"], _ObjectKeys()],  # type: ignore[misc]
+        None,
+    ],
+)
+"""The JSON schema of what `check_json_value` accepts (used for documentation only)."""
+_JSON_VALUE = TypeAdapter(JsonValue)
+_JSON_OBJECT = TypeAdapter(Annotated[dict[str, JsonValue], _ObjectKeys()])
+
+
+class _DocumentedAs:
+    """Document a value (validated as `Any`/`dict`) with another type's JSON schema."""
+
+    def __init__(self, adapter: TypeAdapter[Any], description: str | None = None) -> None:
+        self.adapter, self.description = adapter, description
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(self.adapter.core_schema)
+        if self.description:
+            json_schema = {**json_schema, "description": self.description}
+        return json_schema
+
+
+FreeForm = Annotated[
+    dict[str, Any],
+    AfterValidator(_free_form),
+    _DocumentedAs(
+        _JSON_OBJECT,
+        f"A free-form JSON object: at most {MAX_FREE_FORM_DEPTH} levels deep and "
+        f"{MAX_FREE_FORM_BYTES // 1024} KiB once encoded, no NUL, numbers within 64 bits.",
+    ),
+]
 """A free-form JSON object stored as is: bounded depth and size, finite numbers, JSON types."""
+
+AnyJson = Annotated[Any, _DocumentedAs(_JSON_VALUE)]
+"""Any JSON value the body walk accepts (e.g. a bulk row, validated later one by one)."""
 
 
 def _no_nul(value: str | None) -> str | None:
@@ -121,7 +288,9 @@ def _no_nul(value: str | None) -> str | None:
     return value
 
 
-QueryText = Annotated[str, AfterValidator(_no_nul)]
+QueryText = Annotated[
+    str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": NO_NUL_PATTERN})
+]
 """A text query parameter (PostgreSQL refuses NUL characters)."""
 
 

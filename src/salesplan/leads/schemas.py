@@ -22,6 +22,7 @@ class LeadIn(StrictBody):
 
 
 class LeadPatch(StrictBody):
+    not_null = ("status",)  # may be left out, never null (400)
     first_name: Short | None = None
     last_name: Short | None = None
     email: Email | None = None

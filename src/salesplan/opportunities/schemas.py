@@ -29,6 +29,7 @@ class OpportunityIn(StrictBody):
 
 
 class OpportunityPatch(StrictBody):
+    not_null = ("name", "account_id", "status")  # may be left out, never null (400)
     account_id: uuid.UUID | None = None
     name: Name | None = None
     stage: Stage | None = None

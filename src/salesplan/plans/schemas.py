@@ -7,7 +7,7 @@ import uuid
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from salesplan.kit.schemas import (
     ApiModel,
@@ -15,6 +15,8 @@ from salesplan.kit.schemas import (
     NonNegativeInt32,
     PaginationMeta,
     StrictBody,
+    equals,
+    present,
 )
 
 EntityType = Literal["OPPORTUNITY", "BUYING_GROUP", "USER", "ACCOUNT"]
@@ -161,6 +163,7 @@ class TaskSeed(TaskFields):
 class TaskUpdate(StrictBody):
     """Only the properties sent change. `completedAt` is server-set."""
 
+    not_null = ("title", "completed")  # may be left out, never null (400)
     title: str | None = Field(default=None, min_length=1, max_length=500)
     description: str | None = None
     completed: bool | None = None
@@ -205,6 +208,7 @@ class GoalSeed(GoalFields):
 
 
 class GoalUpdate(StrictBody):
+    not_null = ("title", "goal_type")  # may be left out, never null (400)
     title: str | None = Field(default=None, min_length=1, max_length=500)
     description: str | None = None
     goal_type: GoalType | None = None
@@ -251,6 +255,7 @@ class MilestoneSeed(MilestoneCreate):
 
 
 class MilestoneUpdate(StrictBody):
+    not_null = ("milestone", "status", "sort_index")  # may be left out, never null (400)
     milestone: FreeForm | None = None
     objective: FreeForm | None = None
     target_date: date | None = None
@@ -276,6 +281,10 @@ class PlanCreate(StrictBody):
     `tasks` at the top level are not linked to one; `childGoals` nest goals.
     """
 
+    model_config = ConfigDict(
+        json_schema_extra={"if": equals(entityType="USER"), "else": present("entityId")}
+    )
+
     name: str = Name
     description: str | None = None
     entity_type: EntityType
@@ -294,6 +303,7 @@ class PlanCreate(StrictBody):
 class PlanUpdate(StrictBody):
     """Only the properties sent change; `entityType` and `entityId` re-attach the plan."""
 
+    not_null = ("name", "entity_type")  # may be left out, never null (400)
     name: str | None = Field(default=None, min_length=1, max_length=255)
     description: str | None = None
     entity_type: EntityType | None = None

@@ -247,7 +247,10 @@ async def get_engage_reply(
 async def get_engage_analytics(
     ctx: AnalyticsRead,
     session: SessionDep,
-    start: Annotated[date | None, Query(alias="from")] = None,
+    start: Annotated[
+        date | None,
+        Query(alias="from", description="Not after `to`, at most 366 days before it (else 400)."),
+    ] = None,
     end: Annotated[date | None, Query(alias="to")] = None,
     campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
 ) -> AnalyticsOut:

@@ -6,10 +6,10 @@ import uuid
 from datetime import date, datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from salesplan.engage.schemas import CampaignOut
-from salesplan.kit.schemas import ApiModel, StrictBody
+from salesplan.kit.schemas import ApiModel, StrictBody, equals, present
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
 QueueStatus = Literal[
@@ -17,7 +17,36 @@ QueueStatus = Literal[
 ]
 
 
+_NON_EMPTY = {"type": "string", "minLength": 1}
+
+
 class SendMessageIn(StrictBody):
+    """contactId or to; without templateId and draftId, a body (and for EMAIL a subject);
+    an EMAIL `to` holds an @."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {"anyOf": [present("contactId"), present("to")]},
+                {
+                    "anyOf": [
+                        present("templateId"),
+                        present("draftId"),
+                        {
+                            **present(body=_NON_EMPTY),
+                            "if": equals(channel="EMAIL"),
+                            "then": present(subject=_NON_EMPTY),
+                        },
+                    ]
+                },
+                {
+                    "if": {"allOf": [equals(channel="EMAIL"), present("to")]},
+                    "then": {"properties": {"to": {"pattern": "@"}}},
+                },
+            ]
+        }
+    )
+
     channel: Channel
     contact_id: uuid.UUID | None = None
     to: str | None = Field(default=None, min_length=1, max_length=320)

@@ -301,6 +301,9 @@ async def analytics(
     """Counts per day, computed in one SQL statement: each metric is the day its timestamp
     fell on (a message opened five times counts once, on the day of its first open)."""
     end = end or utcnow().date()
+    if end >= date.max or (start is None and end < date.min + timedelta(days=29)):
+        # The default window and the day after `to` must be dates (else an OverflowError).
+        raise ValidationFailed.at(["query", "to"], "to is out of range.")
     start = start or end - timedelta(days=29)
     if start > end:
         raise ValidationFailed.at(["query", "from"], "from must not be after to.")
