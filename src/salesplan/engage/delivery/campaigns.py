@@ -61,9 +61,11 @@ async def start_campaign(
     """Activate the campaign and schedule every enrolled contact's first step. Answers the
     campaign, how many first steps were scheduled, and the skips by reason.
 
-    A completed campaign, or one without steps, is a 422; a campaign already started (active or
-    paused) is a 409 `conflict` (`details.reason = "already_started"`): resuming a paused one is
-    a PATCH to `active`. A draft set `active` by PATCH but never started can be started."""
+    A completed campaign is a 422; a campaign already started (active or paused) is a 409
+    `conflict` (`details.reason = "already_started"`): resuming a paused one is a PATCH to
+    `active`. A draft set `active` by PATCH but never started can be started. A campaign without
+    steps starts with nothing to schedule (`started` 0): contract §11 defines `started` as the
+    contacts whose first step was scheduled, and names no error for it."""
     campaign = await engage_service.get_campaign(session, ctx, campaign_id)
     # Serialize concurrent starts (with different keys) of one campaign.
     await session.execute(
@@ -74,11 +76,6 @@ async def start_campaign(
         raise Unprocessable(
             "A completed campaign cannot be started.",
             details={"reason": "campaign_completed", "status": campaign.status},
-        )
-    if not campaign.flow.get("steps"):
-        raise Unprocessable(
-            "The campaign has no steps to send.",
-            details={"field": "flow.steps", "reason": "no_steps"},
         )
     if campaign.started_at is not None:
         raise Conflict(
@@ -94,7 +91,7 @@ async def start_campaign(
     started = 0
     skipped: Counter[str] = Counter()
     last: uuid.UUID | None = None
-    while True:
+    while campaign.flow.get("steps"):
         stmt = (
             select(Enrollment)
             .where(Enrollment.campaign_id == campaign.id, Enrollment.state == "pending")

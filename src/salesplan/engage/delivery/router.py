@@ -94,10 +94,7 @@ async def send_engage_message(
             "`already_started`; resume a paused one with a PATCH to `active`), or an "
             "idempotency conflict (`payload_mismatch`, `in_flight`)."
         },
-        422: {
-            "description": "The campaign is completed (`details.reason` `campaign_completed`) "
-            "or has no steps (`no_steps`)."
-        },
+        422: {"description": "The campaign is completed (`details.reason` `campaign_completed`)."},
     },
 )
 async def start_engage_campaign(
