@@ -1,0 +1,145 @@
+"""Feed routes (contract §7 "feed"; scope `feed:read`, group `feed`)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query
+
+from salesplan.auth.dependencies import require
+from salesplan.auth.principal import RequestContext
+from salesplan.db import SessionDep, read_only
+from salesplan.feed import service
+from salesplan.feed.schemas import AnalyticsOut, AttentionItem, FeedMessageOut, InboxItem
+from salesplan.kit.pagination import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    CursorCodecDep,
+    ListParams,
+    list_params,
+)
+from salesplan.kit.schemas import ListResponse, QueryText
+
+router = APIRouter(tags=["feed"])
+
+Read = Annotated[RequestContext, require("feed:read", "feed")]
+UserRead = Annotated[RequestContext, require("feed:read", "feed", user_token=True)]
+
+
+def inbox_params(
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+    cursor: Annotated[
+        QueryText | None,
+        Query(description="Opaque: a `nextCursor` this inbox answered."),
+    ] = None,
+) -> ListParams:
+    return ListParams(
+        mode="cursor",
+        page=1,
+        page_size=limit,
+        cursor=cursor or None,
+        sort_by="lastActivityAt",
+        order="desc",
+        search=None,
+    )
+
+
+InboxParams = Annotated[ListParams, Depends(inbox_params)]
+MessageParams = Annotated[ListParams, list_params(("occurredAt",), default="occurredAt")]
+AttentionParams = Annotated[ListParams, list_params(("since",), default="since")]
+
+
+@router.get(
+    "/accounts/{accountId}/inbox",
+    operation_id="getAccountInbox",
+    response_model=ListResponse[InboxItem],
+)
+@read_only
+async def get_account_inbox(
+    accountId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: InboxParams,
+    type: Annotated[Literal["email", "slack", "calendar"] | None, Query()] = None,
+) -> ListResponse[InboxItem]:
+    """The account's conversations across e-mail, Slack and calendar, newest activity first
+    (cursor pagination: `limit`, `cursor`). A thread belongs to the account when a participant
+    is one of its contacts or of its domain; mail among the organization's own users only is
+    left out."""
+    items, meta = await service.account_inbox(session, ctx, accountId, params, codec, kind=type)
+    return ListResponse(data=items, pagination=meta)
+
+
+@router.get(
+    "/accounts/{accountId}/inbox/threads/{threadId}/messages",
+    operation_id="getAccountInboxThreadMessages",
+    response_model=ListResponse[FeedMessageOut],
+)
+@read_only
+async def get_account_inbox_thread_messages(
+    accountId: uuid.UUID,
+    threadId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: MessageParams,
+) -> ListResponse[FeedMessageOut]:
+    """The messages of one inbox thread (an `id` from getAccountInbox), oldest first."""
+    items, meta = await service.thread_messages(session, ctx, accountId, threadId, params, codec)
+    return ListResponse(data=items, pagination=meta)
+
+
+@router.get(
+    "/accounts/{accountId}/inbox/slack-threads/{threadId}",
+    operation_id="getAccountInboxSlackThread",
+    response_model=ListResponse[FeedMessageOut],
+)
+@read_only
+async def get_account_inbox_slack_thread(
+    accountId: uuid.UUID,
+    threadId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: MessageParams,
+) -> ListResponse[FeedMessageOut]:
+    """The messages of one Slack thread of the account's inbox, oldest first."""
+    items, meta = await service.thread_messages(
+        session, ctx, accountId, threadId, params, codec, kind="slack"
+    )
+    return ListResponse(data=items, pagination=meta)
+
+
+@router.get(
+    "/feed/analytics", operation_id="getCommunicationAnalytics", response_model=AnalyticsOut
+)
+@read_only
+async def get_communication_analytics(
+    ctx: UserRead,
+    session: SessionDep,
+    from_: Annotated[date | None, Query(alias="from")] = None,
+    to: Annotated[date | None, Query()] = None,
+    granularity: Annotated[Literal["day", "week"], Query()] = "day",
+) -> AnalyticsOut:
+    """Sent, received, replies, meetings and Slack messages by day or week over [`from`, `to`]
+    (dates, default the last 30 days), with the reply rate and the median first-response time
+    (user-backed tokens only)."""
+    return await service.analytics(session, ctx, start=from_, end=to, granularity=granularity)
+
+
+@router.get(
+    "/feed/needs-attention",
+    operation_id="listNeedsAttention",
+    response_model=ListResponse[AttentionItem],
+)
+@read_only
+async def list_needs_attention(
+    ctx: UserRead, session: SessionDep, codec: CursorCodecDep, params: AttentionParams
+) -> ListResponse[AttentionItem]:
+    """What needs the caller: inbound messages unanswered for over 24 h, their overdue plan
+    tasks, meetings with open action items; each says why and links the record."""
+    items, meta = await service.needs_attention(session, ctx, params, codec)
+    return ListResponse(data=items, pagination=meta)
