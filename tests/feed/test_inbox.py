@@ -27,9 +27,7 @@ from tests.fixtures.crm import make_account, make_contact
 from tests.fixtures.factories import Actor, make_actor
 
 API = "/api/v1/accounts"
-ITEM_KEYS = {
-    "id", "type", "subject", "participants", "snippet", "messageCount", "lastActivityAt"
-}
+ITEM_KEYS = {"id", "type", "subject", "participants", "snippet", "messageCount", "lastActivityAt"}
 
 
 async def inbox(
@@ -47,7 +45,7 @@ async def acme(db: Any, actor: Actor) -> tuple[Any, Any]:
 
 
 async def test_inbox_shows_email_slack_and_calendar_newest_first(client, db, app, actor) -> None:
-    account, jane = await acme(db, actor)
+    account, _ = await acme(db, actor)
     msg = await sent_email(db, actor.org.id, "jane@acme.test", T0, subject="Pricing")
     await reply_to(db, msg, actor.org.id, "jane@acme.test", T0 + timedelta(hours=2))
     await meeting(db, actor.org.id, actor.user.id, ["jane@acme.test"], T0 + timedelta(days=1))
@@ -81,7 +79,9 @@ async def test_inbox_shows_email_slack_and_calendar_newest_first(client, db, app
 async def test_thread_messages_oldest_first_threaded_by_in_reply_to(client, db, actor) -> None:
     account, _ = await acme(db, actor)
     msg = await sent_email(db, actor.org.id, "jane@acme.test", T0, subject="Pricing")
-    secret = await inbound_secret(db, client._transport.app.state.settings, actor.org.id, create=True)  # type: ignore[attr-defined]
+    secret = await inbound_secret(
+        db, client._transport.app.state.settings, actor.org.id, create=True
+    )  # type: ignore[attr-defined]
     await db.commit()
     raw = (
         "From: Jane <jane@acme.test>\r\nTo: sales@example.com\r\nSubject: Re: Pricing\r\n"
@@ -128,19 +128,13 @@ async def test_attribution_follows_contacts_and_domain(client, db, actor) -> Non
     other, _ = await make_account(db, actor.org.id, "Initech", domain=None)
     await sent_email(db, actor.org.id, "ceo@globex.test", T0, subject="By domain")
     await sent_email(db, actor.org.id, "bob@gmail.test", T0, subject="By contact")
-    assert [i["subject"] for i in (await inbox(client, actor, account.id))["data"]] == [
-        "By domain"
-    ]
+    assert [i["subject"] for i in (await inbox(client, actor, account.id))["data"]] == ["By domain"]
     assert (await inbox(client, actor, other.id))["data"] == []
     # A contact added to Initech brings its mail at once ...
     bob = await make_contact(db, other, "Bob", "B", email="bob@gmail.test")
-    assert [i["subject"] for i in (await inbox(client, actor, other.id))["data"]] == [
-        "By contact"
-    ]
+    assert [i["subject"] for i in (await inbox(client, actor, other.id))["data"]] == ["By contact"]
     # ... and takes it away when archived.
-    await db.execute(
-        update(Contact).where(Contact.id == bob.id).values(archived_at=T0)
-    )
+    await db.execute(update(Contact).where(Contact.id == bob.id).values(archived_at=T0))
     await db.commit()
     assert (await inbox(client, actor, other.id))["data"] == []
 
@@ -172,7 +166,7 @@ async def test_cursor_pagination_is_exact(client, db, actor) -> None:
     assert seen[-3:] == ["m2", "m1", "m0"]
     assert set(seen[3:5]) == {"m3", "tie"}
     r = await client.get(
-        f"{API}/{account.id}/inbox", headers=actor.in_org(), params={"cursor": cursor + "x"}
+        f"{API}/{account.id}/inbox", headers=actor.in_org(), params={"cursor": f"{cursor}x"}
     )
     assert r.status_code == 400
     other, _ = await make_account(db, actor.org.id, "Other", domain="other.test")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, case, event, func, select, update
+from sqlalchemy import Connection, Table, case, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -29,6 +29,8 @@ from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 from salesplan.models.identity import Membership, User
 
 SNIPPET = 200
+_THREADS: Table = FeedThread.__table__  # type: ignore[assignment]
+_MESSAGES: Table = FeedMessage.__table__  # type: ignore[assignment]
 
 
 @dataclass
@@ -158,7 +160,7 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     }
     column = t.last_inbound_at if item.direction == "inbound" else t.last_outbound_at
     values[column.key] = case((column.is_(None) | (column < at), at), else_=column)
-    conn.execute(update(FeedThread.__table__).where(t.id == thread_id).values(**values))
+    conn.execute(update(_THREADS).where(t.id == thread_id).values(**values))
     people = list(item.participants)
     if item.author_email:
         people.append((item.author_email, item.author_name))
@@ -238,7 +240,7 @@ def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
     if added is None:  # an update of a known event: the meeting's thread follows it
         t = FeedThread.__table__.c
         thread_id = conn.execute(
-            update(FeedThread.__table__)
+            update(_THREADS)
             .where(
                 t.organization_id == e.organization_id,
                 t.kind == "calendar",
@@ -254,7 +256,7 @@ def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
         ).scalar_one_or_none()
         m = FeedMessage.__table__.c
         conn.execute(
-            update(FeedMessage.__table__)
+            update(_MESSAGES)
             .where(
                 m.organization_id == e.organization_id,
                 m.source_key == f"calendar:{e.id}",

@@ -7,6 +7,7 @@ from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
+from pydantic import AfterValidator, Field
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -45,6 +46,18 @@ def inbox_params(
         search=None,
     )
 
+
+def _calendar_date(value: str) -> str:
+    date.fromisoformat(value)  # a real day (2026-02-30 is refused)
+    return value
+
+
+# A date `YYYY-MM-DD`, never a date-time (contract §11 "Date filters").
+DateText = Annotated[
+    str,
+    Field(pattern=r"^\d{4}-\d{2}-\d{2}$", json_schema_extra={"format": "date"}),
+    AfterValidator(_calendar_date),
+]
 
 InboxParams = Annotated[ListParams, Depends(inbox_params)]
 MessageParams = Annotated[ListParams, list_params(("occurredAt",), default="occurredAt")]
@@ -120,14 +133,20 @@ async def get_account_inbox_slack_thread(
 async def get_communication_analytics(
     ctx: UserRead,
     session: SessionDep,
-    from_: Annotated[date | None, Query(alias="from")] = None,
-    to: Annotated[date | None, Query()] = None,
+    from_: Annotated[DateText | None, Query(alias="from")] = None,
+    to: Annotated[DateText | None, Query()] = None,
     granularity: Annotated[Literal["day", "week"], Query()] = "day",
 ) -> AnalyticsOut:
     """Sent, received, replies, meetings and Slack messages by day or week over [`from`, `to`]
     (dates, default the last 30 days), with the reply rate and the median first-response time
     (user-backed tokens only)."""
-    return await service.analytics(session, ctx, start=from_, end=to, granularity=granularity)
+    return await service.analytics(
+        session,
+        ctx,
+        start=date.fromisoformat(from_) if from_ else None,
+        end=date.fromisoformat(to) if to else None,
+        granularity=granularity,
+    )
 
 
 @router.get(

@@ -4,17 +4,14 @@ computed in SQL, needs-attention. Services never commit."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
 from sqlalchemy import (
     ColumnElement,
-    Date,
     Select,
-    and_,
     case,
-    cast,
     exists,
     func,
     literal,
@@ -207,7 +204,7 @@ def message_out(m: FeedMessage) -> FeedMessageOut:
 def _bucket(session: AsyncSession, column: Any, granularity: str) -> Any:
     """The bucket's first day, as text `YYYY-MM-DD`, computed by the database."""
     if session.get_bind().dialect.name == "postgresql":
-        unit = literal_column("'week'" if granularity == "week" else "'day'")
+        unit: Any = literal_column("'week'" if granularity == "week" else "'day'")
         return func.to_char(
             func.date_trunc(unit, func.timezone("UTC", column)), literal("YYYY-MM-DD")
         )
@@ -326,7 +323,7 @@ async def analytics(
     median = (
         await session.execute(
             select(func.avg(ranked.c.d)).where(
-                ranked.c.n.in_([(ranked.c.c + 1) / 2, (ranked.c.c + 2) / 2])
+                ranked.c.n.in_([(ranked.c.c + 1) // 2, (ranked.c.c + 2) // 2])
             )
         )
     ).scalar_one_or_none()
@@ -369,12 +366,6 @@ async def analytics(
 # -- needs attention -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Reason:
-    kind: str
-    entity_type: str
-
-
 async def needs_attention(
     session: AsyncSession,
     ctx: RequestContext,
@@ -409,7 +400,7 @@ async def needs_attention(
             literal("planTask").label("etype"),
             PlanTask.id.label("eid"),
             # the day after the target date: when it became overdue
-            cast(PlanTask.target_date, Date).label("since"),
+            PlanTask.target_date.label("since"),
             PlanTask.title.label("label"),
         )
         .join(Plan, Plan.id == PlanTask.plan_id)
@@ -476,7 +467,7 @@ async def needs_attention(
     return items, meta
 
 
-def _since_text(session: AsyncSession, stmt: Select[Any], *, is_date: bool = False) -> Any:
+def _since_text(session: AsyncSession, stmt: Any, *, is_date: bool = False) -> Any:
     """`since` as ISO text `YYYY-MM-DDTHH:MM:SS` (UTC) on both engines."""
     sub = stmt.subquery()
     col = sub.c.since
@@ -496,6 +487,3 @@ def _parse_since(value: Any) -> datetime:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     parsed = datetime.fromisoformat(str(value))
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-_unused = and_

@@ -69,7 +69,8 @@ async def store_event(
     channel = str(event.get("channel") or "")[:64]
     ts = str(event.get("ts") or "")[:32]
     thread_ts = str(event.get("thread_ts") or ts)[:32]
-    profile = event.get("user_profile") if isinstance(event.get("user_profile"), dict) else {}
+    raw_profile = event.get("user_profile")
+    profile: dict[str, Any] = raw_profile if isinstance(raw_profile, dict) else {}
     email = str(profile.get("email") or "").strip().lower() or None
     name = profile.get("real_name") or profile.get("display_name") or profile.get("name")
     text = str(event.get("text") or "")
