@@ -7,13 +7,12 @@ from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import AfterValidator, Field
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_only
 from salesplan.feed import service
-from salesplan.feed.schemas import AnalyticsOut, AttentionItem, FeedMessageOut, InboxItem
+from salesplan.feed.schemas import AnalyticsOut, AttentionItem, DateText, FeedMessageOut, InboxItem
 from salesplan.kit.pagination import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -46,18 +45,6 @@ def inbox_params(
         search=None,
     )
 
-
-def _calendar_date(value: str) -> str:
-    date.fromisoformat(value)  # a real day (2026-02-30 is refused)
-    return value
-
-
-# A date `YYYY-MM-DD`, never a date-time (contract §11 "Date filters").
-DateText = Annotated[
-    str,
-    Field(pattern=r"^\d{4}-\d{2}-\d{2}$", json_schema_extra={"format": "date"}),
-    AfterValidator(_calendar_date),
-]
 
 InboxParams = Annotated[ListParams, Depends(inbox_params)]
 MessageParams = Annotated[ListParams, list_params(("occurredAt",), default="occurredAt")]

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from salesplan.kit.schemas import ApiModel
 
 ThreadType = Literal["email", "slack", "calendar"]
+
+
+def _calendar_date(value: str) -> str:
+    date.fromisoformat(value)  # a real day (2026-02-30 is refused)
+    return value
+
+
+# A date `YYYY-MM-DD`, never a date-time (contract §11 "Date filters").
+DateText = Annotated[
+    str,
+    Field(pattern=r"^\d{4}-\d{2}-\d{2}$", json_schema_extra={"format": "date"}),
+    AfterValidator(_calendar_date),
+]
 
 
 class Participant(ApiModel):
