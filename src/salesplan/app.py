@@ -172,6 +172,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.feed.slack import router as feed_slack_router
 
     include_flat(app, feed_slack_router)
+    from salesplan.web.integrations import router as integrations_router
+
+    include_flat(app, integrations_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     from salesplan.web.docs import install_docs
 
