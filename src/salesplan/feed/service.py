@@ -51,43 +51,53 @@ UNANSWERED_AFTER = timedelta(hours=24)
 MAX_ANALYTICS_DAYS = 366
 
 
-async def own_domains(session: AsyncSession, organization_id: uuid.UUID) -> list[str]:
-    """The organization's own domains (its users' e-mail domains): mail among them only is no
-    account conversation."""
-    rows = await session.execute(
-        select(User.email)
-        .join(Membership, Membership.user_id == User.id)
-        .where(Membership.organization_id == organization_id)
-    )
-    return sorted({e.rsplit("@", 1)[1].lower() for (e,) in rows if "@" in e})
+def _email_domain(session: AsyncSession, column: Any) -> Any:
+    if _postgres(session):
+        return func.split_part(func.lower(column), "@", 2)
+    return func.substr(func.lower(column), func.instr(column, "@") + 1)
 
 
-async def _attribution(
+def _attribution(
     session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID
 ) -> ColumnElement[bool]:
     """`EXISTS` a participant of the thread who is one of the account's contacts or of its
-    domain, and not of the organization's own domains. Read-time joins: a contact added, moved
-    or archived changes the inbox at once, with nothing to recompute."""
-    account = await get_scoped(session, Account, ctx, account_id)
-    own = await own_domains(session, ctx.organization_id)
+    domain, and not of the organization's own domains (its users' e-mail domains).
+
+    Computed at read time, in the statement itself (no round trip of its own): a contact added,
+    moved or archived, or a domain changed, changes the inbox at once, with nothing to
+    recompute or keep in step."""
+    org = ctx.organization_id
     contact_emails = select(func.lower(Contact.email)).where(
-        Contact.organization_id == ctx.organization_id,
-        Contact.account_id == account.id,
+        Contact.organization_id == org,
+        Contact.account_id == account_id,
         Contact.archived_at.is_(None),
         Contact.email.is_not(None),
     )
-    match: ColumnElement[bool] = FeedParticipant.email.in_(contact_emails.scalar_subquery())
-    domain = (account.domain or "").strip().lower()
-    if domain:
-        match = or_(match, FeedParticipant.domain == domain)
-    cond = [
+    account_domain = (
+        select(func.lower(Account.domain))
+        .where(Account.id == account_id, Account.organization_id == org)
+        .scalar_subquery()
+    )
+    own = (
+        select(_email_domain(session, User.email))
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.organization_id == org)
+    )
+    return exists().where(
         FeedParticipant.thread_id == FeedThread.id,
-        FeedParticipant.organization_id == ctx.organization_id,
-        match,
-    ]
-    if own:
-        cond.append(FeedParticipant.domain.not_in(own))
-    return exists().where(*cond)
+        FeedParticipant.organization_id == org,
+        or_(
+            FeedParticipant.email.in_(contact_emails.scalar_subquery()),
+            FeedParticipant.domain == account_domain,
+        ),
+        FeedParticipant.domain.not_in(own.scalar_subquery()),
+    )
+
+
+async def _account_exists(
+    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID
+) -> None:
+    await get_scoped(session, Account, ctx, account_id)
 
 
 async def _participants(
@@ -115,12 +125,12 @@ async def account_inbox(
     *,
     kind: str | None = None,
 ) -> tuple[list[InboxItem], PaginationMeta]:
-    belongs = await _attribution(session, ctx, account_id)
-    stmt: Select[Any] = select(FeedThread).where(
-        FeedThread.organization_id == ctx.organization_id, belongs
-    )
+    t = FeedThread
+    stmt: Any = select(
+        t.id, t.kind, t.subject, t.snippet, t.message_count, t.last_activity_at
+    ).where(t.organization_id == ctx.organization_id, _attribution(session, ctx, account_id))
     if kind is not None:
-        stmt = stmt.where(FeedThread.kind == kind)
+        stmt = stmt.where(t.kind == kind)
     # Newest activity first, keyset on (lastActivityAt, id), at any depth.
     params = replace(params, mode="cursor", sort_by="lastActivityAt", order="desc")
     threads, meta = await paginate(
@@ -128,10 +138,11 @@ async def account_inbox(
         stmt,
         params,
         sort_columns=INBOX_SORT,
-        id_column=FeedThread.id,
+        id_column=t.id,
         codec=codec,
-        scalars=True,
     )
+    if not threads:  # an empty inbox, or no such account (404): only then the extra read
+        await _account_exists(session, ctx, account_id)
     people = await _participants(session, [t.id for t in threads])
     items = [
         InboxItem(
@@ -160,7 +171,8 @@ async def thread_messages(
 ) -> tuple[list[FeedMessageOut], PaginationMeta]:
     """A thread of the account, oldest message first; a thread of another account, kind or
     organization is a 404."""
-    belongs = await _attribution(session, ctx, account_id)
+    await _account_exists(session, ctx, account_id)
+    belongs = _attribution(session, ctx, account_id)
     found_stmt = select(FeedThread.id).where(
         FeedThread.id == thread_id, FeedThread.organization_id == ctx.organization_id, belongs
     )
@@ -201,20 +213,23 @@ def message_out(m: FeedMessage) -> FeedMessageOut:
 # -- analytics -------------------------------------------------------------------------------
 
 
+def _postgres(session: AsyncSession) -> bool:
+    return session.get_bind().dialect.name == "postgresql"
+
+
 def _bucket(session: AsyncSession, column: Any, granularity: str) -> Any:
-    """The bucket's first day, as text `YYYY-MM-DD`, computed by the database."""
-    if session.get_bind().dialect.name == "postgresql":
+    """The bucket's first instant (PostgreSQL: a UTC timestamp) or first day (SQLite: text
+    `YYYY-MM-DD`), computed by the database."""
+    if _postgres(session):
         unit: Any = literal_column("'week'" if granularity == "week" else "'day'")
-        return func.to_char(
-            func.date_trunc(unit, func.timezone("UTC", column)), literal("YYYY-MM-DD")
-        )
+        return func.date_trunc(unit, func.timezone("UTC", column))
     if granularity == "week":  # Monday of the week (ISO weeks, like date_trunc)
         return func.date(column, "weekday 0", "-6 days")
     return func.date(column)
 
 
 def _seconds(session: AsyncSession, later: Any, earlier: Any) -> Any:
-    if session.get_bind().dialect.name == "postgresql":
+    if _postgres(session):
         return func.extract("epoch", later - earlier)
     return (func.julianday(later) - func.julianday(earlier)) * 86400.0
 
@@ -231,6 +246,9 @@ def analytics_range(start: date | None, end: date | None, today: date) -> tuple[
     return start, end
 
 
+COUNTS = ("sent", "answered", "received", "replies", "meetings", "slack")
+
+
 async def analytics(
     session: AsyncSession,
     ctx: RequestContext,
@@ -239,36 +257,33 @@ async def analytics(
     end: date | None,
     granularity: Literal["day", "week"],
 ) -> AnalyticsOut:
-    """Counts by bucket and totals, each computed by the database: e-mail and Slack of the
-    organization, meetings of the caller (their calendar)."""
+    """Counts by bucket, computed by the database in one statement (one pass over each source,
+    through its (organization, time) index), and the median first response in a second: e-mail
+    and Slack of the organization, meetings of the caller (their calendar)."""
     first, last = analytics_range(start, end, utcnow().date())
     lo = datetime.combine(first, time(), UTC)
     hi = datetime.combine(last + timedelta(days=1), time(), UTC)
     org = ctx.organization_id
-    zero, one = literal(0), literal(1)
+    zero = literal(0)
 
     def part(column: Any, where: list[Any], **flags: Any) -> Select[Any]:
         cols = [_bucket(session, column, granularity).label("b")]
-        for name in ("sent", "received", "replies", "meetings", "slack"):
-            cols.append((one if flags.get(name) else zero).label(name))
+        for name in COUNTS:
+            value = flags.get(name, zero)
+            cols.append((literal(1) if value is True else value).label(name))
         return select(*cols).where(column >= lo, column < hi, *where)
 
     sent = part(
         EngageMessage.sent_at,
         [EngageMessage.organization_id == org, EngageMessage.channel == "EMAIL"],
         sent=True,
+        answered=case((EngageMessage.replied_at.is_not(None), 1), else_=0),
     )
-    received = select(
-        _bucket(session, EngageReply.received_at, granularity).label("b"),
-        zero.label("sent"),
-        one.label("received"),
-        case((EngageReply.message_id.is_not(None), 1), else_=0).label("replies"),
-        zero.label("meetings"),
-        zero.label("slack"),
-    ).where(
-        EngageReply.organization_id == org,
-        EngageReply.received_at >= lo,
-        EngageReply.received_at < hi,
+    received = part(
+        EngageReply.received_at,
+        [EngageReply.organization_id == org],
+        received=True,
+        replies=case((EngageReply.message_id.is_not(None), 1), else_=0),
     )
     meetings = part(
         CalendarEvent.start_at,
@@ -282,82 +297,71 @@ async def analytics(
     )
     u = union_all(sent, received, meetings, slack).subquery()
     rows = await session.execute(
-        select(
-            u.c.b,
-            func.sum(u.c.sent),
-            func.sum(u.c.received),
-            func.sum(u.c.replies),
-            func.sum(u.c.meetings),
-            func.sum(u.c.slack),
-        )
-        .group_by(u.c.b)
-        .order_by(u.c.b)
+        select(u.c.b, *(func.sum(u.c[name]) for name in COUNTS)).group_by(u.c.b)
     )
-    counts = {str(r[0]): [int(v or 0) for v in r[1:]] for r in rows}
+    counts: dict[str, list[int]] = {}
+    for r in rows:
+        key = r[0].date().isoformat() if isinstance(r[0], datetime) else str(r[0])
+        counts[key] = [int(v or 0) for v in r[1:]]
 
-    # Reply rate and median first response, over the e-mails sent in the range.
+    # Median first response over the e-mails sent in the range that were answered.
     delay = _seconds(session, EngageMessage.replied_at, EngageMessage.sent_at)
-    sent_filter = [
+    answered_filter = [
         EngageMessage.organization_id == org,
         EngageMessage.channel == "EMAIL",
         EngageMessage.sent_at >= lo,
         EngageMessage.sent_at < hi,
+        EngageMessage.replied_at.is_not(None),
     ]
-    replied = (
-        await session.execute(
+    if _postgres(session):
+        median_stmt: Select[Any] = select(func.percentile_cont(0.5).within_group(delay)).where(
+            *answered_filter
+        )
+    else:
+        ranked = (
             select(
-                func.count(),
-                func.count(EngageMessage.replied_at),
-            ).where(*sent_filter)
-        )
-    ).one()
-    ranked = (
-        select(
-            delay.label("d"),
-            func.row_number().over(order_by=delay).label("n"),
-            func.count().over().label("c"),
-        )
-        .where(*sent_filter, EngageMessage.replied_at.is_not(None))
-        .subquery()
-    )
-    median = (
-        await session.execute(
-            select(func.avg(ranked.c.d)).where(
-                ranked.c.n.in_([(ranked.c.c + 1) // 2, (ranked.c.c + 2) // 2])
+                delay.label("d"),
+                func.row_number().over(order_by=delay).label("n"),
+                func.count().over().label("c"),
             )
+            .where(*answered_filter)
+            .subquery()
         )
-    ).scalar_one_or_none()
+        median_stmt = select(func.avg(ranked.c.d)).where(
+            ranked.c.n.in_([(ranked.c.c + 1) // 2, (ranked.c.c + 2) // 2])
+        )
+    median = (await session.execute(median_stmt)).scalar_one_or_none()
 
     buckets: list[Bucket] = []
     day = first if granularity == "day" else first - timedelta(days=first.weekday())
     step = timedelta(days=1 if granularity == "day" else 7)
     while day <= last:
-        c = counts.get(day.isoformat(), [0, 0, 0, 0, 0])
+        c = counts.get(day.isoformat(), [0] * len(COUNTS))
         buckets.append(
             Bucket(
                 start=day,
                 sent=c[0],
-                received=c[1],
-                replies=c[2],
-                meetings=c[3],
-                slack_messages=c[4],
+                received=c[2],
+                replies=c[3],
+                meetings=c[4],
+                slack_messages=c[5],
             )
         )
         day += step
-    total = [sum(b[i] for b in counts.values()) for i in range(5)]
-    n_sent, n_replied = int(replied[0]), int(replied[1])
+    total = [sum(b[i] for b in counts.values()) for i in range(len(COUNTS))]
+    n_sent, n_answered = total[0], total[1]
     return AnalyticsOut(
         granularity=granularity,
         **{"from": first},
         to=last,
         buckets=buckets,
         totals=Totals(
-            sent=total[0],
-            received=total[1],
-            replies=total[2],
-            meetings=total[3],
-            slack_messages=total[4],
-            reply_rate=round(n_replied / n_sent, 4) if n_sent else None,
+            sent=n_sent,
+            received=total[2],
+            replies=total[3],
+            meetings=total[4],
+            slack_messages=total[5],
+            reply_rate=round(n_answered / n_sent, 4) if n_sent else None,
             median_first_response_seconds=round(float(median), 3) if median is not None else None,
         ),
     )
