@@ -6,7 +6,8 @@ import uuid
 from datetime import date
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
+from pydantic import BaseModel
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -23,6 +24,13 @@ from salesplan.kit.pagination import (
 from salesplan.kit.schemas import ListResponse, QueryText
 
 router = APIRouter(tags=["feed"])
+
+
+def _json(body: BaseModel) -> Response:
+    """The body serialized once (pydantic's own JSON): the declared `response_model` documents
+    it, and is not validated a second time."""
+    return Response(body.model_dump_json(by_alias=True), media_type="application/json")
+
 
 Read = Annotated[RequestContext, require("feed:read", "feed")]
 UserRead = Annotated[RequestContext, require("feed:read", "feed", user_token=True)]
@@ -64,13 +72,13 @@ async def get_account_inbox(
     codec: CursorCodecDep,
     params: InboxParams,
     type: Annotated[Literal["email", "slack", "calendar"] | None, Query()] = None,
-) -> ListResponse[InboxItem]:
+) -> Response:
     """The account's conversations across e-mail, Slack and calendar, newest activity first
     (cursor pagination: `limit`, `cursor`). A thread belongs to the account when a participant
     is one of its contacts or of its domain; mail among the organization's own users only is
     left out."""
     items, meta = await service.account_inbox(session, ctx, accountId, params, codec, kind=type)
-    return ListResponse(data=items, pagination=meta)
+    return _json(ListResponse(data=items, pagination=meta))
 
 
 @router.get(
@@ -86,10 +94,10 @@ async def get_account_inbox_thread_messages(
     session: SessionDep,
     codec: CursorCodecDep,
     params: MessageParams,
-) -> ListResponse[FeedMessageOut]:
+) -> Response:
     """The messages of one inbox thread (an `id` from getAccountInbox), oldest first."""
     items, meta = await service.thread_messages(session, ctx, accountId, threadId, params, codec)
-    return ListResponse(data=items, pagination=meta)
+    return _json(ListResponse(data=items, pagination=meta))
 
 
 @router.get(
@@ -105,12 +113,12 @@ async def get_account_inbox_slack_thread(
     session: SessionDep,
     codec: CursorCodecDep,
     params: MessageParams,
-) -> ListResponse[FeedMessageOut]:
+) -> Response:
     """The messages of one Slack thread of the account's inbox, oldest first."""
     items, meta = await service.thread_messages(
         session, ctx, accountId, threadId, params, codec, kind="slack"
     )
-    return ListResponse(data=items, pagination=meta)
+    return _json(ListResponse(data=items, pagination=meta))
 
 
 @router.get(
@@ -123,16 +131,18 @@ async def get_communication_analytics(
     from_: Annotated[DateText | None, Query(alias="from")] = None,
     to: Annotated[DateText | None, Query()] = None,
     granularity: Annotated[Literal["day", "week"], Query()] = "day",
-) -> AnalyticsOut:
+) -> Response:
     """Sent, received, replies, meetings and Slack messages by day or week over [`from`, `to`]
     (dates, default the last 30 days), with the reply rate and the median first-response time
     (user-backed tokens only)."""
-    return await service.analytics(
-        session,
-        ctx,
-        start=date.fromisoformat(from_) if from_ else None,
-        end=date.fromisoformat(to) if to else None,
-        granularity=granularity,
+    return _json(
+        await service.analytics(
+            session,
+            ctx,
+            start=date.fromisoformat(from_) if from_ else None,
+            end=date.fromisoformat(to) if to else None,
+            granularity=granularity,
+        )
     )
 
 
@@ -144,8 +154,8 @@ async def get_communication_analytics(
 @read_only
 async def list_needs_attention(
     ctx: UserRead, session: SessionDep, codec: CursorCodecDep, params: AttentionParams
-) -> ListResponse[AttentionItem]:
+) -> Response:
     """What needs the caller: inbound messages unanswered for over 24 h, their overdue plan
     tasks, meetings with open action items; each says why and links the record."""
     items, meta = await service.needs_attention(session, ctx, params, codec)
-    return ListResponse(data=items, pagination=meta)
+    return _json(ListResponse(data=items, pagination=meta))
