@@ -10,8 +10,10 @@ from typing import Any, Literal
 
 from sqlalchemy import (
     ColumnElement,
+    Date,
     Select,
     case,
+    cast,
     exists,
     func,
     literal,
@@ -218,11 +220,13 @@ def _postgres(session: AsyncSession) -> bool:
 
 
 def _bucket(session: AsyncSession, column: Any, granularity: str) -> Any:
-    """The bucket's first instant (PostgreSQL: a UTC timestamp) or first day (SQLite: text
-    `YYYY-MM-DD`), computed by the database."""
+    """The bucket's first day (PostgreSQL: a date; SQLite: text `YYYY-MM-DD`), computed by the
+    database, in UTC."""
     if _postgres(session):
-        unit: Any = literal_column("'week'" if granularity == "week" else "'day'")
-        return func.date_trunc(unit, func.timezone("UTC", column))
+        utc = func.timezone("UTC", column)
+        if granularity == "week":  # Monday of the ISO week
+            return cast(func.date_trunc(literal_column("'week'"), utc), Date)
+        return cast(utc, Date)
     if granularity == "week":  # Monday of the week (ISO weeks, like date_trunc)
         return func.date(column, "weekday 0", "-6 days")
     return func.date(column)
@@ -301,7 +305,7 @@ async def analytics(
     )
     counts: dict[str, list[int]] = {}
     for r in rows:
-        key = r[0].date().isoformat() if isinstance(r[0], datetime) else str(r[0])
+        key = r[0].isoformat() if isinstance(r[0], date) else str(r[0])
         counts[key] = [int(v or 0) for v in r[1:]]
 
     # Median first response over the e-mails sent in the range that were answered.
