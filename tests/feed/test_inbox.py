@@ -232,3 +232,26 @@ async def test_feed_read_scope_and_openapi(client, db, actor) -> None:
         assert "feed" in ops[name]["tags"]
     assert "/api/v1/accounts/{accountId}/inbox" in doc["paths"]
     assert "/api/v1/feed/analytics" in doc["paths"]
+
+
+async def test_inbox_page_mode_and_cursor_with_page_refused(client, db, actor) -> None:
+    account, _ = await acme(db, actor)
+    for i in range(3):
+        await sent_email(
+            db, actor.org.id, "jane@acme.test", T0 + timedelta(minutes=i), subject=f"m{i}"
+        )
+    body = await inbox(client, actor, account.id)  # default: cursor mode
+    assert body["pagination"] == {"hasNextPage": False, "pageSize": 50}
+    body = await inbox(client, actor, account.id, page="2", pageSize="2")
+    assert [i["subject"] for i in body["data"]] == ["m0"]
+    assert body["pagination"]["totalCount"] == 3 and body["pagination"]["totalPages"] == 2
+    first = await inbox(client, actor, account.id, limit="2")
+    r = await client.get(
+        f"{API}/{account.id}/inbox",
+        headers=actor.in_org(),
+        params={"cursor": first["pagination"]["nextCursor"], "page": "1"},
+    )
+    assert r.status_code == 400 and r.json()["error"]["code"] == "validation_error"
+    for bad in ({"limit": "0"}, {"limit": "201"}):
+        r = await client.get(f"{API}/{account.id}/inbox", headers=actor.in_org(), params=bad)
+        assert r.status_code == 400

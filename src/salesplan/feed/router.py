@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_only
+from salesplan.errors import ValidationFailed
 from salesplan.feed import service
 from salesplan.feed.schemas import AnalyticsOut, AttentionItem, DateText, FeedMessageOut, InboxItem
 from salesplan.kit.pagination import (
@@ -21,7 +22,7 @@ from salesplan.kit.pagination import (
     ListParams,
     list_params,
 )
-from salesplan.kit.schemas import ListResponse, QueryText
+from salesplan.kit.schemas import INT32_MAX, ListResponse, QueryText
 
 router = APIRouter(tags=["feed"])
 
@@ -37,16 +38,23 @@ UserRead = Annotated[RequestContext, require("feed:read", "feed", user_token=Tru
 
 
 def inbox_params(
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
     cursor: Annotated[
         QueryText | None,
-        Query(description="Opaque: a `nextCursor` this inbox answered."),
+        Query(description="Opaque: a `nextCursor` this inbox answered; not with `page`."),
     ] = None,
+    page: Annotated[int | None, Query(ge=1, le=INT32_MAX)] = None,
+    page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
 ) -> ListParams:
+    """Cursor mode (`limit`, `cursor`; contract §11 "Feed shapes") unless `page` or `pageSize`
+    asks for page mode (§4); `cursor` with `page` is a 400."""
+    if cursor is not None and page is not None:
+        raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
+    page_mode = cursor is None and (page is not None or page_size is not None)
     return ListParams(
-        mode="cursor",
-        page=1,
-        page_size=limit,
+        mode="page" if page_mode else "cursor",
+        page=page or 1,
+        page_size=(page_size if page_mode else limit) or limit or page_size or DEFAULT_PAGE_SIZE,
         cursor=cursor or None,
         sort_by="lastActivityAt",
         order="desc",

@@ -134,7 +134,7 @@ async def account_inbox(
     if kind is not None:
         stmt = stmt.where(t.kind == kind)
     # Newest activity first, keyset on (lastActivityAt, id), at any depth.
-    params = replace(params, mode="cursor", sort_by="lastActivityAt", order="desc")
+    params = replace(params, sort_by="lastActivityAt", order="desc")
     threads, meta = await paginate(
         session,
         stmt,
