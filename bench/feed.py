@@ -245,9 +245,7 @@ async def in_process(
     engine = create_engine(settings)
     maker = create_sessionmaker(engine)
     ctx = _ctx(ids)
-    codec = CursorCodec(settings.signing_key).for_list(
-        f"/api/v1/accounts/{ids['acct']}/inbox", str(ids["org"])
-    )
+    codec = _inbox_codec(settings, ids)
     runs = {
         "service: inbox first page": lambda s: service.account_inbox(
             s, ctx, ids["acct"], _params(None), codec
@@ -275,6 +273,12 @@ async def in_process(
         out[label] = {"p50": statistics.median(took), "p90": pct(took, 90), "p99": pct(took, 99)}
     await engine.dispose()
     return out
+
+
+def _inbox_codec(settings: Settings, ids: dict[str, Any]) -> CursorCodec:
+    """The codec the inbox route binds to its path and organization (as `for_request` does)."""
+    binding = f"/api/v1/accounts/{ids['acct']}/inbox\n{ids['org']}"
+    return CursorCodec(settings.signing_key)._bound(lambda: binding)
 
 
 def _ctx(ids: dict[str, Any]) -> RequestContext:
@@ -316,9 +320,7 @@ async def explain(url: str, ids: dict[str, Any], deep_cursor: str | None) -> str
         ),
         ids["org"],
     )
-    codec = CursorCodec(settings.signing_key).for_list(
-        f"/api/v1/accounts/{ids['acct']}/inbox", str(ids["org"])
-    )
+    codec = _inbox_codec(settings, ids)
     out = []
     maker = create_sessionmaker(engine)
     for label, run in (

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
+from salesplan.accounts import descriptions as text
 from salesplan.accounts import service
 from salesplan.accounts.schemas import (
     AccountIn,
@@ -23,6 +24,7 @@ from salesplan.buying_groups.schemas import BuyingGroupOut
 from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse, QueryText
+from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
 router = APIRouter(tags=["accounts"])
 
@@ -41,7 +43,14 @@ def _json(model: AccountOut | ListResponse[AccountOut]) -> Response:
     return Response(model.model_dump_json(by_alias=True), media_type="application/json")
 
 
-@router.get("", operation_id="listAccounts", response_model=AccountList)
+@router.get(
+    "",
+    operation_id="listAccounts",
+    response_model=AccountList,
+    summary="List accounts",
+    description=text.LIST_ACCOUNTS,
+)
+@as_tool(docs=text.LIST_ACCOUNTS_ARGS)
 @read_only
 async def list_accounts(
     ctx: Read,
@@ -65,29 +74,57 @@ async def list_accounts(
     return _json(AccountList(data=[AccountOut.model_validate(a) for a in items], pagination=meta))
 
 
-@router.post("", operation_id="createAccount", status_code=201, response_model=AccountOut)
+@router.post(
+    "",
+    operation_id="createAccount",
+    status_code=201,
+    response_model=AccountOut,
+    summary="Create an account",
+    description=text.CREATE_ACCOUNT,
+)
+@as_tool(docs=text.CREATE_ACCOUNT_ARGS)
 async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> AccountOut:
     """Create an account (and its default buying group)."""
     return AccountOut.model_validate(await service.create_account(session, ctx, body))
 
 
 @router.post(
-    "/bulk", operation_id="bulkCreateAccounts", status_code=207, response_model=BulkAccountsOut
+    "/bulk",
+    operation_id="bulkCreateAccounts",
+    status_code=207,
+    response_model=BulkAccountsOut,
+    summary="Create many accounts",
+    description=text.BULK_CREATE_ACCOUNTS,
 )
+@as_tool(docs=text.BULK_CREATE_ACCOUNTS_ARGS)
 async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: SessionDep) -> Any:
     """Create up to 1000 accounts; one result per row."""
     result = await service.bulk_create_accounts(session, ctx, body.accounts)
     return JSONResponse(result, status_code=207)
 
 
-@router.get("/{accountId}", operation_id="getAccount", response_model=AccountOut)
+@router.get(
+    "/{accountId}",
+    operation_id="getAccount",
+    response_model=AccountOut,
+    summary="Read an account",
+    description=text.GET_ACCOUNT,
+)
+@as_tool(docs=text.GET_ACCOUNT_ARGS)
 @read_only
 async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one account."""
     return _json(AccountOut.model_validate(await service.read_account(session, ctx, accountId)))
 
 
-@router.put("/{accountId}", operation_id="updateAccount", response_model=AccountOut)
+@router.put(
+    "/{accountId}",
+    operation_id="updateAccount",
+    response_model=AccountOut,
+    summary="Replace an account",
+    description=text.UPDATE_ACCOUNT,
+)
+@as_tool(docs=text.UPDATE_ACCOUNT_ARGS)
 async def update_account(
     accountId: uuid.UUID, body: AccountIn, ctx: Write, session: SessionDep
 ) -> AccountOut:
@@ -103,7 +140,16 @@ async def patch_account(
     return AccountOut.model_validate(await service.patch_account(session, ctx, accountId, body))
 
 
-@router.delete("/{accountId}", operation_id="deleteAccount", status_code=204)
+@router.delete(
+    "/{accountId}",
+    operation_id="deleteAccount",
+    status_code=204,
+    summary="Delete (archive) an account",
+    description=text.DELETE_ACCOUNT,
+)
+@as_tool(
+    docs=text.DELETE_ACCOUNT_ARGS, note=DELETE_NOTE.format("accountId"), result=deleted("accountId")
+)
 async def delete_account(accountId: uuid.UUID, ctx: Delete, session: SessionDep) -> Response:
     """Archive an account."""
     await service.delete_account(session, ctx, accountId)
@@ -115,7 +161,10 @@ async def delete_account(accountId: uuid.UUID, ctx: Delete, session: SessionDep)
     operation_id="listAccountBuyingGroups",
     response_model=ListResponse[BuyingGroupOut],
     tags=["buying-groups"],
+    summary="List an account's buying groups",
+    description=text.LIST_ACCOUNT_BUYING_GROUPS,
 )
+@as_tool(docs=text.LIST_ACCOUNT_BUYING_GROUPS_ARGS)
 async def list_account_buying_groups(
     accountId: uuid.UUID,
     ctx: Read,

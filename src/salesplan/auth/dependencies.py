@@ -1,10 +1,14 @@
 """Auth declared as a dependency. `require("plans:read", group="plans")` does, in the contract's
 order: authenticate (401) → spend a rate-limit unit (429) → scope (403) → organization (400/403).
-The same object tells the OpenAPI document the operation's scope and rate-limit group."""
+The same object tells the OpenAPI document the operation's scope and rate-limit group, and the
+MCP tool derived from the route (salesplan.mcp.derive) its scope and group: `authorize` is the
+one pipeline of both transports."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi import Depends, Request
@@ -33,27 +37,6 @@ async def authenticate(request: Request, session: AsyncSession, audience: str = 
     )
 
 
-async def spend_rate_limit(
-    request: Request,
-    principal: Principal,
-    group: str,
-    *,
-    write: bool,
-    organization: str | None,
-    tool_name: str | None = None,
-) -> None:
-    limiter: RateLimiter = request.app.state.rate_limiter
-    usage = await limiter.consume(
-        token_id=principal.token_id,
-        organization=organization,
-        group=group,
-        write=write,
-        tool_name=tool_name,
-    )
-    if usage is not None:
-        request.scope.setdefault("state", {})["ratelimit_headers"] = usage.headers()
-
-
 def check_scope(principal: Principal, scope: str | None) -> None:
     if scope is not None and scope not in principal.scopes:
         raise Forbidden(
@@ -69,6 +52,45 @@ def check_user_backed(principal: Principal) -> None:
             "token), not an app token.",
             details={"reason": "user_token_required"},
         )
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a transport brings to the pipeline besides the requirement. REST reads it from the
+    HTTP request (`rest_access`); MCP from the tool call (`salesplan.mcp.pipeline`).
+
+    - `principal`: set when the transport authenticated already (MCP authenticates `/mcp`);
+      None → the bearer token of `request` is resolved here.
+    - `write`: the verb class of the rate-limit bucket (every MCP call is a write).
+    - `bucket_organization`: the raw organization value the caller named, for the bucket.
+    - `named`: parses the organization the caller named (a 400 at the transport's location).
+    - `default_organization`: used when none is named (MCP: the one setActiveOrganization
+      remembered); REST has none.
+    - `tool_name`: added to a 429's details (MCP).
+    - `organization_required`: the message of `organization_required` in the transport's words.
+    """
+
+    write: bool
+    bucket_organization: str | None
+    named: Callable[[], uuid.UUID | None]
+    principal: Principal | None = None
+    default_organization: uuid.UUID | None = None
+    tool_name: str | None = None
+    organization_required: str | None = None
+
+
+def rest_access(request: Request) -> Access:
+    return Access(
+        write=is_write(request.method),
+        bucket_organization=requested_organization(request),
+        named=lambda: named_organization(request),
+    )
+
+
+# The request-state key under which a transport that ran `authorize` itself (MCP, before it
+# dispatches to the route) leaves the context, so that the route's dependency does not run the
+# pipeline (and spend a rate-limit unit) a second time.
+AUTHORIZED = "salesplan.authorized"
 
 
 class Requirement:
@@ -92,28 +114,60 @@ class Requirement:
     async def __call__(
         self, request: Request, session: AsyncSession = Depends(get_session, scope="function")
     ) -> Any:
-        principal = await authenticate(request, session)
-        await spend_rate_limit(
-            request,
-            principal,
-            self.group,
-            write=is_write(request.method),
-            organization=requested_organization(request),
+        state = request.scope.setdefault("state", {})
+        authorized = state.get(AUTHORIZED)
+        if authorized is not None:
+            return authorized
+        limiter: RateLimiter = request.app.state.rate_limiter
+        return await authorize(
+            self, rest_access(request), state, limiter, request=request, session=session
         )
-        check_scope(principal, self.scope)
-        named = named_organization(request)
-        if self.user_token:
-            check_user_backed(principal)
-        request_id = request_id_of(request)
-        if not self.organization:
-            # No context needed, but one that is named must still be reachable.
-            if named is not None:
-                resolve_organization(principal, named)
-            return PrincipalContext(principal, request_id)
-        org_id = resolve_organization(principal, named)
-        # Read by what binds to the organization without taking the context (list cursors).
-        request.scope.setdefault("state", {})["organization_id"] = str(org_id)
-        return RequestContext(principal, org_id, request_id)
+
+
+async def authorize(
+    requirement: Requirement,
+    access: Access,
+    state: dict[str, Any],
+    limiter: RateLimiter,
+    *,
+    request: Request | None = None,
+    session: AsyncSession | None = None,
+) -> PrincipalContext | RequestContext:
+    """THE pipeline of every operation, REST route or MCP tool, in the contract's order:
+    authenticate (401) → spend a rate-limit unit (429) → scope (403) → organization named
+    (400) → user-backed token (403) → organization reachable (403) or required (400).
+    `state` receives the rate-limit headers and the resolved organization id."""
+    principal = access.principal
+    if principal is None:
+        assert request is not None and session is not None
+        principal = await authenticate(request, session)
+    usage = await limiter.consume(
+        token_id=principal.token_id,
+        organization=access.bucket_organization,
+        group=requirement.group,
+        write=access.write,
+        tool_name=access.tool_name,
+    )
+    if usage is not None:
+        state["ratelimit_headers"] = usage.headers()
+    check_scope(principal, requirement.scope)
+    named = access.named()
+    if requirement.user_token:
+        check_user_backed(principal)
+    request_id = str(state.get("request_id", ""))
+    if not requirement.organization:
+        # No context needed, but one that is named must still be reachable.
+        if named is not None:
+            resolve_organization(principal, named)
+        return PrincipalContext(principal, request_id)
+    org_id = resolve_organization(
+        principal,
+        named or access.default_organization,
+        required_message=access.organization_required,
+    )
+    # Read by what binds to the organization without taking the context (list cursors).
+    state["organization_id"] = str(org_id)
+    return RequestContext(principal, org_id, request_id)
 
 
 def require(

@@ -26,6 +26,17 @@ def requested_organization(request: Request) -> str | None:
     return None
 
 
+def parse_organization_id(raw: object, location: list[str | int]) -> uuid.UUID | None:
+    """One named organization value: absent or blank is None; else it must be a UUID (a 400 at
+    `location`, which each transport words its own way)."""
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        return None
+    try:
+        return uuid.UUID(str(raw).strip())
+    except ValueError:
+        raise ValidationFailed.at(location, "Organization id must be a UUID.") from None
+
+
 def named_organization(request: Request) -> uuid.UUID | None:
     """Every place an organization may be named must agree; each must be a UUID."""
     named: dict[uuid.UUID, None] = {}
@@ -34,15 +45,9 @@ def named_organization(request: Request) -> uuid.UUID | None:
         ("query", request.query_params, QUERY_NAMES),
     ):
         for name in names:
-            raw = source.get(name)
-            if raw is None or raw.strip() == "":
-                continue
-            try:
-                named.setdefault(uuid.UUID(raw.strip()), None)
-            except ValueError:
-                raise ValidationFailed.at(
-                    [location, name], "Organization id must be a UUID."
-                ) from None
+            found = parse_organization_id(source.get(name), [location, name])
+            if found is not None:
+                named.setdefault(found, None)
     if len(named) > 1:
         raise ValidationFailed(
             "The organization values in the request disagree.",
@@ -51,7 +56,12 @@ def named_organization(request: Request) -> uuid.UUID | None:
     return next(iter(named), None)
 
 
-def resolve_organization(principal: Principal, named: uuid.UUID | None) -> uuid.UUID:
+def resolve_organization(
+    principal: Principal, named: uuid.UUID | None, *, required_message: str | None = None
+) -> uuid.UUID:
+    """The organization of a call (contract §3): the named one if reachable (else 403); none
+    named and one reachable → that one; several → 400 `organization_required`, whose message
+    (`required_message`) tells the caller how its transport names one."""
     if named is not None:
         if named not in principal.organization_ids:
             raise Forbidden(
@@ -67,5 +77,6 @@ def resolve_organization(principal: Principal, named: uuid.UUID | None) -> uuid.
             details={"reason": "no_organization"},
         )
     raise OrganizationRequired(
-        details={"organizationIds": sorted(str(o) for o in principal.organization_ids)}
+        required_message,
+        details={"organizationIds": sorted(str(o) for o in principal.organization_ids)},
     )

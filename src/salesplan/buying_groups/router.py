@@ -9,11 +9,13 @@ from fastapi import APIRouter, Query, Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
+from salesplan.buying_groups import descriptions as text
 from salesplan.buying_groups import service
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 
 router = APIRouter(tags=["buying-groups"])
 
@@ -23,7 +25,14 @@ Delete = Annotated[RequestContext, require("accounts:delete", "accounts")]
 Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))]
 
 
-@router.get("", operation_id="listBuyingGroups", response_model=ListResponse[BuyingGroupOut])
+@router.get(
+    "",
+    operation_id="listBuyingGroups",
+    response_model=ListResponse[BuyingGroupOut],
+    summary="List buying groups",
+    description=text.LIST_BUYING_GROUPS,
+)
+@as_tool(docs=text.LIST_BUYING_GROUPS_ARGS)
 async def list_buying_groups(
     ctx: Read,
     session: SessionDep,

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
+from salesplan.calendar import descriptions as text
 from salesplan.calendar import service
 from salesplan.calendar.schemas import (
     ActionItemOut,
@@ -26,6 +27,7 @@ from salesplan.calendar.schemas import (
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 
 router = APIRouter(tags=["calendar"])
 
@@ -115,7 +117,14 @@ async def sync_connection(
 # -- events --------------------------------------------------------------------------------
 
 
-@router.get("/events", operation_id="listCalendarEvents", response_model=ListResponse[EventOut])
+@router.get(
+    "/events",
+    operation_id="listCalendarEvents",
+    response_model=ListResponse[EventOut],
+    summary="List calendar events",
+    description=text.LIST_CALENDAR_EVENTS,
+)
+@as_tool(docs=text.LIST_CALENDAR_EVENTS_ARGS)
 async def list_events(
     ctx: Read,
     session: SessionDep,
@@ -134,13 +143,27 @@ async def list_events(
     return ListResponse(data=[EventOut.of(e) for e in items], pagination=meta)
 
 
-@router.get("/events/{eventId}", operation_id="getCalendarEvent", response_model=EventOut)
+@router.get(
+    "/events/{eventId}",
+    operation_id="getCalendarEvent",
+    response_model=EventOut,
+    summary="Read a calendar event",
+    description=text.GET_CALENDAR_EVENT,
+)
+@as_tool(docs=text.GET_CALENDAR_EVENT_ARGS)
 async def get_event(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> EventOut:
     """Read one event."""
     return EventOut.of(await service.get_event(session, ctx, eventId))
 
 
-@router.patch("/events/{eventId}", operation_id="updateCalendarEvent", response_model=EventOut)
+@router.patch(
+    "/events/{eventId}",
+    operation_id="updateCalendarEvent",
+    response_model=EventOut,
+    summary="Update a calendar event",
+    description=text.UPDATE_CALENDAR_EVENT,
+)
+@as_tool(docs=text.UPDATE_CALENDAR_EVENT_ARGS)
 async def update_event(
     eventId: uuid.UUID, body: EventPatch, ctx: Write, session: SessionDep, request: Request
 ) -> EventOut:
@@ -163,8 +186,13 @@ async def put_artifacts(
 
 
 @router.get(
-    "/events/{eventId}/summary", operation_id="getCalendarEventSummary", response_model=SummaryOut
+    "/events/{eventId}/summary",
+    operation_id="getCalendarEventSummary",
+    response_model=SummaryOut,
+    summary="Read a meeting summary",
+    description=text.GET_CALENDAR_EVENT_SUMMARY,
 )
+@as_tool(docs=text.GET_CALENDAR_EVENT_SUMMARY_ARGS)
 async def get_summary(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> SummaryOut:
     """The meeting summary; 404 when none is stored."""
     a = await service.get_summary(session, ctx, eventId)
@@ -179,7 +207,10 @@ async def get_summary(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Sum
     "/events/{eventId}/action-items",
     operation_id="getCalendarEventActionItems",
     response_model=ListResponse[ActionItemOut],
+    summary="List a meeting's action items",
+    description=text.GET_CALENDAR_EVENT_ACTION_ITEMS,
 )
+@as_tool(docs=text.GET_CALENDAR_EVENT_ACTION_ITEMS_ARGS)
 async def get_action_items(
     eventId: uuid.UUID, ctx: Read, session: SessionDep, codec: CursorCodecDep, params: ItemParams
 ) -> ListResponse[ActionItemOut]:
@@ -192,7 +223,10 @@ async def get_action_items(
     "/events/{eventId}/transcript",
     operation_id="getCalendarEventTranscript",
     response_model=TranscriptOut,
+    summary="Read a meeting transcript",
+    description=text.GET_CALENDAR_EVENT_TRANSCRIPT,
 )
+@as_tool(docs=text.GET_CALENDAR_EVENT_TRANSCRIPT_ARGS)
 async def get_transcript(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> TranscriptOut:
     """The meeting transcript; 404 when none is stored."""
     a = await service.get_transcript(session, ctx, eventId)

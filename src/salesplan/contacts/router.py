@@ -9,12 +9,14 @@ from fastapi import APIRouter, Query, Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
+from salesplan.contacts import descriptions as text
 from salesplan.contacts import service
 from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.scoping import get_scoped
+from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 from salesplan.models.crm import Account
 
 router = APIRouter(tags=["contacts"])
@@ -30,7 +32,10 @@ IncludeArchived = Annotated[bool, Query(alias="includeArchived")]
     "/accounts/{accountId}/contacts",
     operation_id="listAccountContacts",
     response_model=ListResponse[ContactOut],
+    summary="List an account's contacts",
+    description=text.LIST_ACCOUNT_CONTACTS,
 )
+@as_tool(docs=text.LIST_ACCOUNT_CONTACTS_ARGS)
 async def list_account_contacts(
     accountId: uuid.UUID,
     ctx: Read,
@@ -52,7 +57,10 @@ async def list_account_contacts(
     operation_id="createAccountContact",
     status_code=201,
     response_model=ContactOut,
+    summary="Create a contact on an account",
+    description=text.CREATE_ACCOUNT_CONTACT,
 )
+@as_tool(docs=text.CREATE_ACCOUNT_CONTACT_ARGS)
 async def create_account_contact(
     accountId: uuid.UUID, body: ContactIn, ctx: Write, session: SessionDep
 ) -> ContactOut:
@@ -83,13 +91,27 @@ async def list_contacts(
     return ListResponse(data=[ContactOut.model_validate(c) for c in items], pagination=meta)
 
 
-@router.get("/contacts/{contactId}", operation_id="getContact", response_model=ContactOut)
+@router.get(
+    "/contacts/{contactId}",
+    operation_id="getContact",
+    response_model=ContactOut,
+    summary="Read a contact",
+    description=text.GET_CONTACT,
+)
+@as_tool(docs=text.GET_CONTACT_ARGS)
 async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> ContactOut:
     """Read one contact."""
     return ContactOut.model_validate(await service.get_contact(session, ctx, contactId))
 
 
-@router.put("/contacts/{contactId}", operation_id="updateContact", response_model=ContactOut)
+@router.put(
+    "/contacts/{contactId}",
+    operation_id="updateContact",
+    response_model=ContactOut,
+    summary="Replace a contact",
+    description=text.UPDATE_CONTACT,
+)
+@as_tool(docs=text.UPDATE_CONTACT_ARGS)
 async def update_contact(
     contactId: uuid.UUID, body: ContactReplace, ctx: Write, session: SessionDep
 ) -> ContactOut:
@@ -105,7 +127,16 @@ async def patch_contact(
     return ContactOut.model_validate(await service.patch_contact(session, ctx, contactId, body))
 
 
-@router.delete("/contacts/{contactId}", operation_id="deleteContact", status_code=204)
+@router.delete(
+    "/contacts/{contactId}",
+    operation_id="deleteContact",
+    status_code=204,
+    summary="Delete (archive) a contact",
+    description=text.DELETE_CONTACT,
+)
+@as_tool(
+    docs=text.DELETE_CONTACT_ARGS, note=DELETE_NOTE.format("contactId"), result=deleted("contactId")
+)
 async def delete_contact(contactId: uuid.UUID, ctx: Delete, session: SessionDep) -> Response:
     """Archive a contact."""
     await service.delete_contact(session, ctx, contactId)

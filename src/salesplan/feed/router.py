@@ -13,6 +13,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_only
 from salesplan.errors import ValidationFailed
+from salesplan.feed import descriptions as text
 from salesplan.feed import service
 from salesplan.feed.schemas import AnalyticsOut, AttentionItem, DateText, FeedMessageOut, InboxItem
 from salesplan.kit.pagination import (
@@ -23,6 +24,7 @@ from salesplan.kit.pagination import (
     list_params,
 )
 from salesplan.kit.schemas import INT32_MAX, ListResponse, QueryText
+from salesplan.kit.tools import as_tool
 
 router = APIRouter(tags=["feed"])
 
@@ -70,8 +72,11 @@ AttentionParams = Annotated[ListParams, list_params(("since",), default="since")
 @router.get(
     "/accounts/{accountId}/inbox",
     operation_id="getAccountInbox",
+    summary="Read an account's inbox",
+    description=text.GET_ACCOUNT_INBOX,
     response_model=ListResponse[InboxItem],
 )
+@as_tool(docs=text.GET_ACCOUNT_INBOX_ARGS)
 @read_only
 async def get_account_inbox(
     accountId: uuid.UUID,
@@ -92,8 +97,11 @@ async def get_account_inbox(
 @router.get(
     "/accounts/{accountId}/inbox/threads/{threadId}/messages",
     operation_id="getAccountInboxThreadMessages",
+    summary="Read an inbox thread",
+    description=text.GET_ACCOUNT_INBOX_THREAD_MESSAGES,
     response_model=ListResponse[FeedMessageOut],
 )
+@as_tool(docs=text.THREAD_ARGS)
 @read_only
 async def get_account_inbox_thread_messages(
     accountId: uuid.UUID,
@@ -111,8 +119,11 @@ async def get_account_inbox_thread_messages(
 @router.get(
     "/accounts/{accountId}/inbox/slack-threads/{threadId}",
     operation_id="getAccountInboxSlackThread",
+    summary="Read a Slack thread",
+    description=text.GET_ACCOUNT_INBOX_SLACK_THREAD,
     response_model=ListResponse[FeedMessageOut],
 )
+@as_tool(docs=text.THREAD_ARGS)
 @read_only
 async def get_account_inbox_slack_thread(
     accountId: uuid.UUID,
@@ -130,8 +141,13 @@ async def get_account_inbox_slack_thread(
 
 
 @router.get(
-    "/feed/analytics", operation_id="getCommunicationAnalytics", response_model=AnalyticsOut
+    "/feed/analytics",
+    operation_id="getCommunicationAnalytics",
+    summary="Communication analytics",
+    description=text.GET_COMMUNICATION_ANALYTICS,
+    response_model=AnalyticsOut,
 )
+@as_tool(docs=text.GET_COMMUNICATION_ANALYTICS_ARGS)
 @read_only
 async def get_communication_analytics(
     ctx: UserRead,
@@ -157,8 +173,11 @@ async def get_communication_analytics(
 @router.get(
     "/feed/needs-attention",
     operation_id="listNeedsAttention",
+    summary="What needs attention",
+    description=text.LIST_NEEDS_ATTENTION,
     response_model=ListResponse[AttentionItem],
 )
+@as_tool()
 @read_only
 async def list_needs_attention(
     ctx: UserRead, session: SessionDep, codec: CursorCodecDep, params: AttentionParams

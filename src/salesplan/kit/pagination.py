@@ -81,6 +81,9 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
     dependency.__annotations__["sort_by"] = Annotated[
         str | None, Query(alias="sortBy", json_schema_extra={"enum": list(allowed)})
     ]
+    # Read by the MCP tool derived from a list route (its `sortBy` enum and default).
+    dependency.sortable = allowed  # type: ignore[attr-defined]
+    dependency.default_sort = default  # type: ignore[attr-defined]
     return Depends(dependency)
 
 
@@ -107,10 +110,6 @@ class CursorCodec:
             return f"{request.url.path.rstrip('/')}\n{org}"
 
         return self._bound(binding)
-
-    def for_list(self, name: str, organization: str) -> CursorCodec:
-        """This codec bound to a named list (an MCP tool) and an organization."""
-        return self._bound(lambda: f"{name}\n{organization}")
 
     def _list(self) -> str:
         return _b64(hashlib.sha256(self._binding().encode()).digest()[:12])

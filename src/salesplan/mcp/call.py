@@ -1,4 +1,5 @@
-"""What an adapter receives: the caller, its organization, a database session, the app's state."""
+"""What a tool of its own (setActiveOrganization) receives: the caller, its organization, a database
+session, the session's organization memory."""
 
 from __future__ import annotations
 
@@ -8,10 +9,8 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
-from salesplan.config import Settings
+from salesplan.auth.principal import Principal, RequestContext
 from salesplan.errors import AppError
-from salesplan.kit.pagination import CursorCodec
 from salesplan.ratelimit.store import RateLimitStore
 
 # Remembered organizations outlive neither their token nor (for sessions) a day of silence.
@@ -53,6 +52,9 @@ class OrganizationMemory:
     async def set(self, organization_id: uuid.UUID) -> None:
         await self._store.kv_set(self.key, str(organization_id), self._ttl())
 
+    async def clear(self) -> None:
+        await self._store.kv_set(self.key, "", 1)
+
 
 @dataclass
 class ToolCall:
@@ -71,17 +73,3 @@ class ToolCall:
         if self.organization_id is None:  # pragma: no cover - a registration mistake
             raise AppError(f"tool {self.name} is organization-level and has no context")
         return RequestContext(self.principal, self.organization_id, self.request_id)
-
-    @property
-    def principal_ctx(self) -> PrincipalContext:
-        return PrincipalContext(self.principal, self.request_id)
-
-    @property
-    def settings(self) -> Settings:
-        settings: Settings = self.app.state.settings
-        return settings
-
-    @property
-    def codec(self) -> CursorCodec:
-        codec: CursorCodec = self.app.state.cursor_codec
-        return codec.for_list(f"mcp:{self.name}", str(self.organization_id or ""))

@@ -1,19 +1,16 @@
-"""The tool registry. A tool is ONE adapter: a `ToolArgs` model (the REST operation's parameters
-and body as named arguments) and a function that calls the same service as the REST route:
+"""The tool registry: every tool, by name. Most tools are REST operations flagged with
+`@as_tool(...)` (salesplan.kit.tools) and derived from their route declarations
+(salesplan.mcp.derive): their `ToolSpec` has no `run`, and a call runs the route itself. A tool
+that has no REST operation (setActiveOrganization) is ONE adapter registered here:
 
-    class GetAccountArgs(ToolArgs):
-        account_id: uuid.UUID = Field(description="Id of the account to read.")
+    @mcp_tool("setActiveOrganization", scope="organizations:read", group="organizations",
+              organization=False, args=OrganizationArgs, description="…")
+    async def set_active_organization(call: ToolCall, args: OrganizationArgs) -> Any: ...
 
-    @mcp_tool("getAccount", scope="accounts:read", group="accounts", args=GetAccountArgs,
-              description="Read one account by id. Use listAccounts to find an id by name …")
-    async def get_account(call: ToolCall, args: GetAccountArgs) -> Any:
-        return AccountOut.model_validate(
-            await service.get_account(call.session, call.ctx, args.account_id))
-
-The machinery (`mcp/server.py`) does the rest, in the REST order: authenticate → rate-limit unit
-(write, in `group`, bucket organization = `headers.xOrganizationId` else the remembered one) →
-scope → user-backed token → organization → argument validation → the adapter, in a database
-transaction. The adapter returns the REST body (a pydantic model, a dict or None for a 204).
+Either way a call goes through the one pipeline (salesplan.auth.dependencies.authorize, driven
+by salesplan.mcp.pipeline): authenticate → rate-limit unit (write, in `group`, bucket
+organization = `headers.xOrganizationId` else the remembered one) → scope → user-backed token →
+organization → argument validation → the operation, in a database transaction.
 A body with a model of its own is a field group: `args.body(CreateAccountBody)` builds it from the
 arguments that belong to it (only those sent, so PATCH semantics hold).
 """
@@ -29,6 +26,7 @@ from pydantic.alias_generators import to_camel
 
 from salesplan.errors import ValidationFailed, validation_errors
 from salesplan.kit.pagination import MAX_PAGE_SIZE, ListParams, list_params
+from salesplan.kit.tools import ResultAdapter
 from salesplan.ratelimit.policy import GROUPS
 
 if TYPE_CHECKING:
@@ -137,17 +135,29 @@ class ToolSpec:
     scope: str | None
     group: str
     args: type[ToolArgs]
-    run: ToolRunner
+    # An adapter of its own; None for a tool derived from a route (the call runs the route).
+    run: ToolRunner | None = None
     # False for organization-level tools (meta, organizations): they need no organization context.
     organization: bool = True
     user_token: bool = False
     read_only: bool = True
     destructive: bool = False
     title: str | None = None
+    # A derived tool: (arguments as sent, REST body) → the tool result, where they differ.
+    result: ResultAdapter | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 TOOLS: dict[str, ToolSpec] = {}
+
+
+def register(spec: ToolSpec) -> None:
+    """Add a tool; a name is registered once."""
+    if spec.group not in GROUPS:
+        raise ValueError(f"unknown rate-limit group {spec.group}")
+    if spec.name in TOOLS and TOOLS[spec.name] != spec:
+        raise ValueError(f"tool {spec.name} registered twice")
+    TOOLS[spec.name] = spec
 
 
 def mcp_tool(
@@ -170,18 +180,20 @@ def mcp_tool(
     def decorator(fn: ToolRunner) -> ToolRunner:
         if name in TOOLS and TOOLS[name].run is not fn:
             raise ValueError(f"tool {name} registered twice")
-        TOOLS[name] = ToolSpec(
-            name=name,
-            description=description.strip(),
-            scope=scope,
-            group=group,
-            args=args,
-            run=fn,
-            organization=organization,
-            user_token=user_token,
-            read_only=read_only,
-            destructive=destructive,
-            title=title,
+        register(
+            ToolSpec(
+                name=name,
+                description=description.strip(),
+                scope=scope,
+                group=group,
+                args=args,
+                run=fn,
+                organization=organization,
+                user_token=user_token,
+                read_only=read_only,
+                destructive=destructive,
+                title=title,
+            )
         )
         return fn
 
@@ -252,9 +264,3 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     schema["properties"] = ordered
     schema["additionalProperties"] = False
     return schema
-
-
-def deleted(resource_id: Any) -> dict[str, Any]:
-    """What a delete tool answers where REST answers 204 without a body: an MCP tool result
-    needs content, and the agent needs to know what happened to which id."""
-    return {"deleted": True, "id": str(resource_id)}

@@ -1,20 +1,28 @@
-"""The MCP server at `{origin}/mcp` (contract §9): the official SDK's streamable HTTP transport
-behind our bearer authentication, and every registered tool run through one pipeline that mirrors
-the REST dependency `require(...)`."""
+"""The MCP transport at `{origin}/mcp` (contract §9): the official SDK's streamable HTTP transport
+behind our bearer authentication, its transport security, its lifespan, and the SDK glue that
+hands each registered tool to `salesplan.mcp.pipeline.run_tool`.
+
+The SDK runs STATELESS: no process keeps anything of a session, so that any process (a second
+worker, another machine behind a load balancer) serves any request, without sticky routing.
+What a session is (an id bound to the principal that initialized it) and what it remembers
+(setActiveOrganization) live in the rate-limit store (memory, or Redis shared by every process):
+`/mcp` issues the session id on `initialize` and refuses it (404) to any other principal."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
 import json
 import logging
-import uuid
+import secrets
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI
-from fastapi.encoders import jsonable_encoder
+from fastapi.routing import APIRoute
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import MCPServer
@@ -23,35 +31,27 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
-from pydantic import ConfigDict, ValidationError
+from mcp_types import CallToolResult, ListToolsResult, ToolAnnotations
+from pydantic import ConfigDict
 from starlette.authentication import AuthCredentials
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from salesplan import __version__
-from salesplan.auth.dependencies import authenticate, check_scope, check_user_backed
-from salesplan.auth.organization import resolve_organization
+from salesplan.auth.dependencies import authenticate
 from salesplan.auth.principal import Principal
 from salesplan.config import Settings
-from salesplan.errors import (
-    AppError,
-    OrganizationRequired,
-    Unauthorized,
-    ValidationFailed,
-    error_response,
-)
-from salesplan.errors import validation_errors as render_validation_errors
-from salesplan.mcp.call import OrganizationMemory, ToolCall
+from salesplan.errors import AppError, Unauthorized, error_response
+from salesplan.mcp.call import OrganizationMemory
+from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
-from salesplan.ratelimit.limiter import RateLimiter
+from salesplan.ratelimit.store import StoreUnavailable
 
 log = logging.getLogger("salesplan.mcp")
 
 MCP_PATH = "/mcp"
-PRINCIPAL_KEY = "mcp_principal"
-SESSION_HEADER = "mcp-session-id"
 
 INSTRUCTIONS = """\
 salesplan: a sales CRM and account-planning API. Tools mirror the REST operations
@@ -82,163 +82,6 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
         allowed_hosts=sorted(hosts),
         allowed_origins=sorted(origins),
     )
-
-
-# --- the tool pipeline -------------------------------------------------------------------------
-
-
-def _text(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-
-
-def error_result(exc: AppError) -> CallToolResult:
-    """A tool error carrying the REST ErrorEnvelope, as text and as structured content."""
-    envelope = exc.envelope()
-    return CallToolResult(
-        content=[TextContent(type="text", text=_text(envelope))],
-        structured_content=envelope,
-        is_error=True,
-    )
-
-
-def body_result(body: Any) -> CallToolResult:
-    """The REST response body, as structured content and as JSON text."""
-    if body is None:  # a 204 operation
-        return CallToolResult(content=[TextContent(type="text", text="{}")], structured_content={})
-    data = jsonable_encoder(body)
-    structured = data if isinstance(data, dict) else {"result": data}
-    return CallToolResult(
-        content=[TextContent(type="text", text=_text(data))], structured_content=structured
-    )
-
-
-def _headers_argument(arguments: dict[str, Any]) -> Any:
-    headers = arguments.get("headers")
-    if isinstance(headers, str):
-        # Some clients send nested objects as JSON text.
-        with contextlib.suppress(ValueError):
-            headers = json.loads(headers)
-    return headers
-
-
-def _requested_organization(headers: Any) -> str | None:
-    """The raw organization value (for the rate-limit bucket, like REST's header)."""
-    if isinstance(headers, dict):
-        value = headers.get("xOrganizationId")
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return None
-
-
-def _named_organization(headers: Any) -> uuid.UUID | None:
-    if headers is None:
-        return None
-    if not isinstance(headers, dict):
-        raise ValidationFailed.at(["arguments", "headers"], "headers must be an object.")
-    unknown = sorted(set(headers) - {"xOrganizationId"})
-    if unknown:
-        raise ValidationFailed.at(["arguments", "headers", unknown[0]], "Unknown property.")
-    value = headers.get("xOrganizationId")
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    try:
-        return uuid.UUID(str(value).strip())
-    except ValueError:
-        raise ValidationFailed.at(
-            ["arguments", "headers", "xOrganizationId"], "Organization id must be a UUID."
-        ) from None
-
-
-def _validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-    try:
-        return spec.args.model_validate(arguments)
-    except ValidationError as exc:
-        errors = render_validation_errors(exc.errors())
-        for error in errors:
-            error["location"] = ["arguments", *error["location"]]
-        raise ValidationFailed(
-            "The tool arguments are not valid.", details={"errors": errors}
-        ) from None
-
-
-MCP_ORGANIZATION_REQUIRED = (
-    "Several organizations are reachable: call setActiveOrganization once, "
-    "or pass headers.xOrganizationId on this call."
-)
-
-
-def _resolve_organization(principal: Principal, named: uuid.UUID | None) -> uuid.UUID:
-    """REST's rule, with an MCP client's words for naming an organization."""
-    try:
-        return resolve_organization(principal, named)
-    except OrganizationRequired as exc:
-        raise OrganizationRequired(MCP_ORGANIZATION_REQUIRED, details=exc.details) from None
-
-
-def permitted(principal: Principal | None, spec: ToolSpec) -> bool:
-    """Whether the token may call the tool at all (scope, user-backed): tools/list shows only
-    these, so that agents choose among tools they can use."""
-    if principal is None:
-        return False
-    if spec.scope is not None and spec.scope not in principal.scopes:
-        return False
-    return principal.user_backed or not spec.user_token
-
-
-async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) -> CallToolResult:
-    """Authenticate (done by the endpoint) → rate limit → scope → organization → arguments →
-    the adapter in one transaction. Every failure is a tool error with the REST envelope."""
-    app = request.app
-    state = request.scope.get("state", {})
-    principal: Principal | None = state.get(PRINCIPAL_KEY)
-    request_id = str(state.get("request_id", ""))
-    if principal is None:  # pragma: no cover - the endpoint always authenticates first
-        return error_result(Unauthorized())
-    limiter: RateLimiter = app.state.rate_limiter
-    memory = OrganizationMemory(limiter.store, principal, request.headers.get(SESSION_HEADER))
-    try:
-        headers = _headers_argument(arguments)
-        remembered = await memory.get()
-        await limiter.consume(
-            token_id=principal.token_id,
-            organization=_requested_organization(headers)
-            or (str(remembered) if remembered else None),
-            group=spec.group,
-            write=True,  # every MCP tool call is write traffic (spec "Rate limits")
-            tool_name=spec.name,
-        )
-        check_scope(principal, spec.scope)
-        if spec.user_token:
-            check_user_backed(principal)
-        named = _named_organization(headers)
-        organization_id: uuid.UUID | None = None
-        if spec.organization:
-            organization_id = _resolve_organization(principal, named or remembered)
-        elif named is not None:
-            _resolve_organization(principal, named)
-        args = _validate_arguments(spec, {k: v for k, v in arguments.items() if k != "headers"})
-        async with app.state.sessionmaker() as session:
-            call = ToolCall(
-                name=spec.name,
-                app=app,
-                principal=principal,
-                session=session,
-                organization_id=organization_id,
-                request_id=request_id,
-                memory=memory,
-            )
-            try:
-                body = await spec.run(call, args)
-                await session.commit()
-            except BaseException:
-                await session.rollback()
-                raise
-        return body_result(body)
-    except AppError as exc:
-        return error_result(exc)
-    except Exception:
-        log.exception("tool %s failed", spec.name, extra={"request_id": request_id})
-        return error_result(AppError(details={"requestId": request_id}))
 
 
 class _RawArguments(ArgModelBase):
@@ -282,7 +125,7 @@ def sdk_tool(spec: ToolSpec) -> Tool:
 
 def build_server() -> MCPServer:
     """A fresh MCP server with every registered tool."""
-    import salesplan.mcp.tools  # noqa: F401  (registers the adapters)
+    import salesplan.mcp.tools  # noqa: F401  (registers the tools)
 
     # MCPServer() calls logging.basicConfig (a Rich handler on the root logger) when the root has
     # no handler yet; the app's logging is the CLI's business, so give it a placeholder meanwhile.
@@ -322,14 +165,67 @@ def build_server() -> MCPServer:
     return server
 
 
-# --- HTTP: authentication in front of the SDK's session manager ---------------------------------
+# --- HTTP: authentication and sessions in front of the SDK's stateless transport -------------
+
+SESSION_NOT_FOUND = {
+    "jsonrpc": "2.0",
+    "id": "server-error",
+    "error": {"code": -32600, "message": "Session not found"},
+}
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _is_initialize(body: bytes) -> bool:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return False
+    messages = payload if isinstance(payload, list) else [payload]
+    return any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
+
+
+class McpSessions:
+    """Session ids that any process can check and none has to keep: `<nonce>.<mac>`, the mac an
+    HMAC (the deployment's signing key, shared by every process like the cursor key) of the
+    nonce and the token id that initialized the session. Another token presenting the id fails
+    the check; what the session remembers lives in the shared store (OrganizationMemory)."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+
+    def _mac(self, nonce: str, principal: Principal) -> str:
+        message = f"mcp-session\n{nonce}\n{principal.token_id}".encode()
+        return hmac.new(self.key, message, hashlib.sha256).hexdigest()[:32]
+
+    def open(self, principal: Principal) -> str:
+        nonce = secrets.token_hex(16)
+        return f"{nonce}.{self._mac(nonce, principal)}"
+
+    def owned(self, session_id: str, principal: Principal) -> bool:
+        nonce, _, mac = session_id.partition(".")
+        if not nonce or not mac:
+            return False
+        return hmac.compare_digest(mac, self._mac(nonce, principal))
 
 
 class McpEndpoint:
     """`/mcp`: 401 (ErrorEnvelope + WWW-Authenticate) without a valid token, else the SDK's
-    streamable HTTP transport. The principal rides in the ASGI scope: `scope["user"]` ties each
-    SDK session to the token that created it (another token presenting the session id gets the
-    SDK's 404 "Session not found"), `scope["state"]` hands the principal to the tools."""
+    streamable HTTP transport (stateless). The principal rides in the ASGI scope
+    (`scope["state"]` hands it to the tools). Sessions: `initialize` (without a session id) gets
+    a new `Mcp-Session-Id` bound to the token (McpSessions); a request presenting an id not
+    bound to this token gets 404 "Session not found" (as the SDK answers an unknown one);
+    DELETE ends the session. Clients on a session-less revision send no id at all."""
 
     def __init__(self, manager: StreamableHTTPSessionManager, settings: Settings) -> None:
         self.manager = manager
@@ -364,17 +260,71 @@ class McpEndpoint:
         scope["user"] = AuthenticatedUser(token)
         scope["auth"] = AuthCredentials(sorted(principal.scopes))
         scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
-        await self.manager.handle_request(scope, receive, send)
+
+        sessions = McpSessions(self.settings.signing_key)
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is not None:
+            if not sessions.owned(session_id, principal):
+                await JSONResponse(SESSION_NOT_FOUND, status_code=404)(scope, receive, send)
+                return
+            if scope["method"] == "DELETE":
+                # The session ends: forget what it remembered (its id is not reused by clients).
+                store = app.state.rate_limiter.store
+                with contextlib.suppress(StoreUnavailable):
+                    await OrganizationMemory(store, principal, session_id).clear()
+                await Response(status_code=200)(scope, receive, send)
+                return
+            await self.manager.handle_request(scope, receive, send)
+            return
+        if scope["method"] != "POST":
+            await self.manager.handle_request(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        if not _is_initialize(body):
+            await self.manager.handle_request(scope, replay, send)
+            return
+        new_id = sessions.open(principal)
+
+        async def send_with_session(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                headers = list(message.get("headers", []))
+                headers.append((SESSION_HEADER.encode(), new_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.manager.handle_request(scope, replay, send_with_session)
+
+
+def mcp_routes(app: FastAPI) -> dict[str, APIRoute]:
+    """operationId → the mounted route that a derived tool runs (the first mount: organizations
+    is mounted under /organizations and /subscribers)."""
+    routes: dict[str, APIRoute] = {}
+    for route in app.router.routes:
+        if isinstance(route, APIRoute) and route.operation_id in TOOLS:
+            routes.setdefault(route.operation_id, route)
+    return routes
 
 
 def install_mcp(app: FastAPI, settings: Settings) -> None:
     """Mount `/mcp` as an exact route (a Mount would answer 307 before auth) and run the SDK's
-    session manager inside the app's lifespan. One fresh server per app."""
+    session manager inside the app's lifespan. One fresh server per app. Call it after the API
+    routes are mounted (derived tools run them)."""
     server = build_server()
     manager = StreamableHTTPSessionManager(
         app=server._lowlevel_server,
         security_settings=transport_security(settings),
+        stateless=True,  # nothing per process: sessions live in the shared store (McpSessions)
     )
+    app.state.mcp_routes = mcp_routes(app)
     app.state.mcp_server = server
     app.state.mcp_session_manager = manager
 

@@ -15,6 +15,8 @@ from salesplan.auth.scopes import APPROVED_SCOPES
 from salesplan.config import Settings
 from salesplan.db import database_unavailable
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from salesplan.kit.tools import as_tool
+from salesplan.meta import descriptions
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import WINDOW_SECONDS
 
@@ -56,7 +58,14 @@ def build_meta_document(settings: Settings, limiter: RateLimiter) -> dict[str, A
     }
 
 
-@router.get("/meta", operation_id="getMeta", openapi_extra=public())
+@router.get(
+    "/meta",
+    operation_id="getMeta",
+    openapi_extra=public(),
+    summary="Service metadata",
+    description=descriptions.GET_META,
+)
+@as_tool(group="foundation")
 async def get_meta(request: Request) -> dict[str, Any]:
     """Approved scopes, pagination defaults and the rate-limit configuration."""
     return meta_document(request)

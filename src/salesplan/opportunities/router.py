@@ -12,6 +12,8 @@ from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse, QueryText
+from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
+from salesplan.opportunities import descriptions as text
 from salesplan.opportunities import service
 from salesplan.opportunities.schemas import OpportunityIn, OpportunityOut, OpportunityPatch
 
@@ -23,7 +25,14 @@ Delete = Annotated[RequestContext, require("opportunities:delete", "opportunitie
 Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "name", "closeDate"))]
 
 
-@router.get("", operation_id="listOpportunities", response_model=ListResponse[OpportunityOut])
+@router.get(
+    "",
+    operation_id="listOpportunities",
+    response_model=ListResponse[OpportunityOut],
+    summary="List opportunities",
+    description=text.LIST_OPPORTUNITIES,
+)
+@as_tool(docs=text.LIST_OPPORTUNITIES_ARGS)
 async def list_opportunities(
     ctx: Read,
     session: SessionDep,
@@ -46,7 +55,15 @@ async def list_opportunities(
     return ListResponse(data=[OpportunityOut.model_validate(o) for o in items], pagination=meta)
 
 
-@router.post("", operation_id="createOpportunity", status_code=201, response_model=OpportunityOut)
+@router.post(
+    "",
+    operation_id="createOpportunity",
+    status_code=201,
+    response_model=OpportunityOut,
+    summary="Create an opportunity",
+    description=text.CREATE_OPPORTUNITY,
+)
+@as_tool(docs=text.CREATE_OPPORTUNITY_ARGS)
 async def create_opportunity(
     body: OpportunityIn, ctx: Write, session: SessionDep
 ) -> OpportunityOut:
@@ -54,7 +71,14 @@ async def create_opportunity(
     return OpportunityOut.model_validate(await service.create_opportunity(session, ctx, body))
 
 
-@router.get("/{opportunityId}", operation_id="getOpportunity", response_model=OpportunityOut)
+@router.get(
+    "/{opportunityId}",
+    operation_id="getOpportunity",
+    response_model=OpportunityOut,
+    summary="Read an opportunity",
+    description=text.GET_OPPORTUNITY,
+)
+@as_tool(docs=text.GET_OPPORTUNITY_ARGS)
 async def get_opportunity(
     opportunityId: uuid.UUID, ctx: Read, session: SessionDep
 ) -> OpportunityOut:
@@ -62,7 +86,14 @@ async def get_opportunity(
     return OpportunityOut.model_validate(await service.get_opportunity(session, ctx, opportunityId))
 
 
-@router.put("/{opportunityId}", operation_id="updateOpportunity", response_model=OpportunityOut)
+@router.put(
+    "/{opportunityId}",
+    operation_id="updateOpportunity",
+    response_model=OpportunityOut,
+    summary="Replace an opportunity",
+    description=text.UPDATE_OPPORTUNITY,
+)
+@as_tool(docs=text.UPDATE_OPPORTUNITY_ARGS)
 async def update_opportunity(
     opportunityId: uuid.UUID, body: OpportunityIn, ctx: Write, session: SessionDep
 ) -> OpportunityOut:
@@ -80,7 +111,18 @@ async def patch_opportunity(
     return OpportunityOut.model_validate(opp)
 
 
-@router.delete("/{opportunityId}", operation_id="deleteOpportunity", status_code=204)
+@router.delete(
+    "/{opportunityId}",
+    operation_id="deleteOpportunity",
+    status_code=204,
+    summary="Delete (archive) an opportunity",
+    description=text.DELETE_OPPORTUNITY,
+)
+@as_tool(
+    docs=text.DELETE_OPPORTUNITY_ARGS,
+    note=DELETE_NOTE.format("opportunityId"),
+    result=deleted("opportunityId"),
+)
 async def delete_opportunity(
     opportunityId: uuid.UUID, ctx: Delete, session: SessionDep
 ) -> Response:

@@ -12,6 +12,8 @@ from salesplan.auth.principal import PrincipalContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
+from salesplan.organizations import descriptions as text
 from salesplan.organizations import service
 from salesplan.organizations.schemas import OrganizationOut, OrganizationUserOut
 
@@ -20,7 +22,14 @@ router = APIRouter(tags=["organizations"])
 OrgRead = Annotated[PrincipalContext, require_principal("organizations:read", "organizations")]
 
 
-@router.get("", operation_id="listOrganizations", response_model=ListResponse[OrganizationOut])
+@router.get(
+    "",
+    operation_id="listOrganizations",
+    response_model=ListResponse[OrganizationOut],
+    summary="List organizations",
+    description=text.LIST_ORGANIZATIONS,
+)
+@as_tool()
 async def list_organizations(
     ctx: OrgRead,
     session: SessionDep,
@@ -32,7 +41,14 @@ async def list_organizations(
     return ListResponse(data=[OrganizationOut.model_validate(o) for o in items], pagination=meta)
 
 
-@router.get("/{organizationId}", operation_id="getOrganization", response_model=OrganizationOut)
+@router.get(
+    "/{organizationId}",
+    operation_id="getOrganization",
+    response_model=OrganizationOut,
+    summary="Read an organization",
+    description=text.GET_ORGANIZATION,
+)
+@as_tool(docs=text.GET_ORGANIZATION_ARGS)
 async def get_organization(
     organizationId: uuid.UUID, ctx: OrgRead, session: SessionDep
 ) -> OrganizationOut:
@@ -45,7 +61,10 @@ async def get_organization(
     "/{organizationId}/users",
     operation_id="listOrganizationUsers",
     response_model=ListResponse[OrganizationUserOut],
+    summary="List an organization's users",
+    description=text.LIST_ORGANIZATION_USERS,
 )
+@as_tool(docs=text.LIST_ORGANIZATION_USERS_ARGS)
 async def list_organization_users(
     organizationId: uuid.UUID,
     ctx: OrgRead,

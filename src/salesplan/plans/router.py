@@ -17,7 +17,9 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.tools import as_tool
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
+from salesplan.plans import descriptions as text
 from salesplan.plans import service
 from salesplan.plans.render import json_response
 from salesplan.plans.schemas import (
@@ -65,7 +67,15 @@ def _list(items: list[dict], meta: Any) -> Response:
 # --- plans -----------------------------------------------------------------------------------
 
 
-@router.get("", operation_id="listPlans", tags=PLANS, response_model=PlanListResponse)
+@router.get(
+    "",
+    operation_id="listPlans",
+    tags=PLANS,
+    response_model=PlanListResponse,
+    summary="List plans",
+    description=text.LIST_PLANS,
+)
+@as_tool(docs=text.LIST_PLANS_ARGS)
 @read_only
 async def list_plans(
     ctx: Read,
@@ -98,21 +108,46 @@ async def list_plans(
     return _list(items, meta)
 
 
-@router.post("", operation_id="createPlan", tags=PLANS, status_code=201, response_model=PlanOut)
+@router.post(
+    "",
+    operation_id="createPlan",
+    tags=PLANS,
+    status_code=201,
+    response_model=PlanOut,
+    summary="Create a plan",
+    description=text.CREATE_PLAN,
+)
+@as_tool(docs=text.CREATE_PLAN_ARGS)
 async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Response:
     """Create a plan, optionally with its milestones, goals and tasks, in one transaction."""
     plan_id = await service.create_plan(session, ctx, body)
     return json_response(await service.plan_view(session, ctx, plan_id), 201)
 
 
-@router.get("/{planId}", operation_id="getPlan", tags=PLANS, response_model=PlanOut)
+@router.get(
+    "/{planId}",
+    operation_id="getPlan",
+    tags=PLANS,
+    response_model=PlanOut,
+    summary="Read a plan in full",
+    description=text.GET_PLAN,
+)
+@as_tool(docs=text.GET_PLAN_ARGS)
 @read_only
 async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read a plan with its milestones, goals and tasks."""
     return json_response(await service.plan_view(session, ctx, planId))
 
 
-@router.patch("/{planId}", operation_id="updatePlan", tags=PLANS, response_model=PlanOut)
+@router.patch(
+    "/{planId}",
+    operation_id="updatePlan",
+    tags=PLANS,
+    response_model=PlanOut,
+    summary="Update a plan",
+    description=text.UPDATE_PLAN,
+)
+@as_tool(docs=text.UPDATE_PLAN_ARGS)
 async def update_plan(
     planId: uuid.UUID, body: PlanUpdate, ctx: Write, session: SessionDep
 ) -> Response:
@@ -405,7 +440,10 @@ async def list_tasks(
     tags=TASKS,
     status_code=201,
     response_model=PlanTaskOut,
+    summary="Add a task to a plan",
+    description=text.CREATE_PLAN_TASK,
 )
+@as_tool(docs=text.CREATE_PLAN_TASK_ARGS)
 async def create_task(
     planId: uuid.UUID, body: TaskCreate, ctx: Write, session: SessionDep
 ) -> Response:
@@ -433,7 +471,10 @@ async def get_task(
     operation_id="updatePlanTask",
     tags=TASKS,
     response_model=PlanTaskOut,
+    summary="Update a plan task",
+    description=text.UPDATE_PLAN_TASK,
 )
+@as_tool(docs=text.UPDATE_PLAN_TASK_ARGS)
 async def update_task(
     planId: uuid.UUID, taskId: uuid.UUID, body: TaskUpdate, ctx: Write, session: SessionDep
 ) -> Response:
@@ -457,7 +498,14 @@ async def archive_task(
     return Response(status_code=204)
 
 
-@my_tasks_router.get("", operation_id="listMyTasks", response_model=TaskList)
+@my_tasks_router.get(
+    "",
+    operation_id="listMyTasks",
+    response_model=TaskList,
+    summary="List my tasks",
+    description=text.LIST_MY_TASKS,
+)
+@as_tool(docs=text.LIST_MY_TASKS_ARGS)
 async def list_my_tasks(
     ctx: UserRead,
     session: SessionDep,

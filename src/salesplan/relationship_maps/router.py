@@ -12,7 +12,9 @@ from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 from salesplan.models.crm import RelationshipMap
+from salesplan.relationship_maps import descriptions as text
 from salesplan.relationship_maps import service
 from salesplan.relationship_maps.schemas import (
     BuyerMapOut,
@@ -38,7 +40,14 @@ async def _one(
     return BuyerMapResponse(buyer_map=rendered[0])
 
 
-@router.get("", operation_id="listRelationshipMaps", response_model=ListResponse[BuyerMapOut])
+@router.get(
+    "",
+    operation_id="listRelationshipMaps",
+    response_model=ListResponse[BuyerMapOut],
+    summary="Find relationship maps",
+    description=text.LIST_RELATIONSHIP_MAPS,
+)
+@as_tool(docs=text.LIST_RELATIONSHIP_MAPS_ARGS)
 async def list_relationship_maps(
     request: Request,
     ctx: Read,
@@ -66,7 +75,14 @@ async def create_relationship_map(
     return await _one(request, session, ctx, await service.create_map(session, ctx, body))
 
 
-@router.get("/{buyerMapId}", operation_id="getRelationshipMap", response_model=BuyerMapResponse)
+@router.get(
+    "/{buyerMapId}",
+    operation_id="getRelationshipMap",
+    response_model=BuyerMapResponse,
+    summary="Read a relationship map",
+    description=text.GET_RELATIONSHIP_MAP,
+)
+@as_tool(docs=text.GET_RELATIONSHIP_MAP_ARGS)
 async def get_relationship_map(
     request: Request, buyerMapId: uuid.UUID, ctx: Read, session: SessionDep
 ) -> BuyerMapResponse:
@@ -93,7 +109,10 @@ async def update_relationship_map(
     "/{buyerMapId}/contacts/{contactId}",
     operation_id="upsertRelationshipMapContact",
     response_model=BuyerMapResponse,
+    summary="Place a contact on a relationship map",
+    description=text.UPSERT_RELATIONSHIP_MAP_CONTACT,
 )
+@as_tool(docs=text.UPSERT_RELATIONSHIP_MAP_CONTACT_ARGS, destructive=False)
 async def upsert_relationship_map_contact(
     request: Request,
     buyerMapId: uuid.UUID,

@@ -1,26 +1,11 @@
-"""Tool adapters, one module per domain. Importing a module registers its tools: ADD ONE LINE
-PER MODULE here. Each adapter is a `@mcp_tool(...)` function over the REST route's service."""
+"""The tool set: the REST operations flagged `@as_tool(...)` in the API's routers (derived from
+their declarations, salesplan.mcp.derive), plus the tools that have no REST operation
+(setActiveOrganization, in `session.py`)."""
 
-from salesplan.mcp.tools import (
-    accounts,
-    calendar,
-    contacts,
-    feed,
-    meta,
-    opportunities,
-    organizations,
-    plans,
-    relationship_maps,
-)
+from salesplan.app import api_routers
+from salesplan.mcp.derive import register_routes
+from salesplan.mcp.tools import session
 
-__all__ = [
-    "accounts",
-    "calendar",
-    "contacts",
-    "feed",
-    "meta",
-    "opportunities",
-    "organizations",
-    "plans",
-    "relationship_maps",
-]
+register_routes(router for _, router, _ in api_routers())
+
+__all__ = ["session"]
