@@ -40,6 +40,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     from salesplan.contacts.router import router as contacts_router
     from salesplan.engage.delivery.router import router as engage_delivery_router
     from salesplan.engage.router import router as engage_router
+    from salesplan.feed.router import router as feed_router
     from salesplan.leads.router import router as leads_router
     from salesplan.meta.router import router as meta_router
     from salesplan.oauth.router import router as oauth_router
@@ -65,6 +66,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/engage", engage_router, True),
         ("", engage_delivery_router, True),
         ("/calendar", calendar_router, True),
+        ("", feed_router, True),
     ]
 
 
@@ -167,6 +169,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.engage.delivery.public import router as engage_public_router
 
     include_flat(app, engage_public_router)
+    from salesplan.feed.slack import router as feed_slack_router
+
+    include_flat(app, feed_slack_router)
+    from salesplan.web.integrations import router as integrations_router
+
+    include_flat(app, integrations_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     from salesplan.web.docs import install_docs
 

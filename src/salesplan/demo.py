@@ -255,6 +255,109 @@ async def _load_engage(session: AsyncSession, org: Organization, user: User) -> 
     )
 
 
+async def _load_feed(session: AsyncSession, org: Organization, user: User) -> None:
+    """Globex's inbox: an e-mail thread with a reply, a Slack thread from the shared channel
+    and a meeting, so that the three kinds show together."""
+    import secrets
+    from datetime import timedelta
+
+    from salesplan.calendar.crypto import encrypt_password
+    from salesplan.feed.ingest import Incoming, record
+    from salesplan.kit.clock import utcnow
+    from salesplan.models.calendar import CalendarConnection, CalendarEvent
+    from salesplan.models.engage_delivery import EngageMessage, EngageReply
+
+    now = utcnow().replace(microsecond=0)
+    hank, frank = "hank@globex.example", "frank@globex.example"
+    message = EngageMessage(
+        organization_id=org.id,
+        channel="EMAIL",
+        to_address=hank,
+        subject="Globex and Acme, Hank",
+        body="Hi Hank,\n\nCould we talk for 20 minutes next week about the rollout?\n\nDana",
+        status="sent",
+        rfc_message_id=f"<demo-{uuid7()}@salesplan.example>",
+        sent_at=now - timedelta(days=3),
+        created_at=now - timedelta(days=3),
+        replied_at=now - timedelta(days=2, hours=20),
+    )
+    session.add(message)
+    await session.flush()
+    session.add(
+        EngageReply(
+            organization_id=org.id,
+            message_id=message.id,
+            from_address=hank,
+            subject="Re: Globex and Acme, Hank",
+            text="Hi Dana, Thursday 10:00 works. Frank will join.",
+            rfc_message_id=f"<demo-{uuid7()}@globex.example>",
+            received_at=now - timedelta(days=2, hours=20),
+            created_at=now - timedelta(days=2, hours=20),
+        )
+    )
+    # A calendar collection nobody can reach (.invalid), its password sealed with a throwaway
+    # key: the meeting is shown as synced; connect a real calendar to sync one.
+    connection = CalendarConnection(
+        organization_id=org.id,
+        user_id=user.id,
+        url="https://calendar.invalid/dana/",
+        username="dana",
+        password_encrypted=encrypt_password(secrets.token_bytes(32), "demo"),
+        last_synced_at=now,
+    )
+    session.add(connection)
+    await session.flush()
+    start = now.replace(minute=0, second=0) - timedelta(days=1)
+    session.add(
+        CalendarEvent(
+            organization_id=org.id,
+            connection_id=connection.id,
+            user_id=user.id,
+            href=connection.url + "globex-rollout.ics",
+            uid="demo-globex-rollout",
+            title="Globex rollout: scoping call",
+            description="Agenda: pilot scope, security review, timeline.",
+            start_at=start,
+            end_at=start + timedelta(hours=1),
+            attendees=[
+                {"email": hank, "name": "Hank Scorpio", "status": "ACCEPTED"},
+                {"email": frank, "name": "Frank Grimes", "status": "TENTATIVE"},
+                {"email": DEMO_EMAIL, "name": "Dana Demo", "status": "ACCEPTED"},
+            ],
+            organizer_email=DEMO_EMAIL,
+        )
+    )
+    await session.flush()
+    root = now - timedelta(hours=5)
+
+    def slack(conn_session: object) -> None:
+        conn = conn_session.connection()  # type: ignore[attr-defined]
+        for i, (who, name, text, at) in enumerate(
+            [
+                (frank, "Frank Grimes", "Is the security questionnaire ready?", root),
+                (DEMO_EMAIL, "Dana Demo", "Yes, sending it today.", root + timedelta(hours=1)),
+            ]
+        ):
+            record(
+                conn,
+                Incoming(
+                    organization_id=org.id,
+                    kind="slack",
+                    thread_key=f"C0GLOBEX:{root.timestamp():.6f}",
+                    source_key=f"slack:EvDEMO{i}",
+                    direction="outbound" if who == DEMO_EMAIL else "inbound",
+                    occurred_at=at,
+                    text=text,
+                    author_email=who,
+                    author_name=name,
+                    slack_channel="C0GLOBEX",
+                    slack_ts=f"{at.timestamp():.6f}",
+                ),
+            )
+
+    await session.run_sync(slack)
+
+
 def demo_context(org: Organization, user: User) -> RequestContext:
     """The demo user acting in the demo organization, as the services expect."""
     principal = Principal(
@@ -267,4 +370,4 @@ def demo_context(org: Organization, user: User) -> RequestContext:
     return RequestContext(principal, org.id, "demo")
 
 
-DEMO_LOADERS.extend([_load_crm, _load_demo_plan, _load_engage])
+DEMO_LOADERS.extend([_load_crm, _load_demo_plan, _load_engage, _load_feed])

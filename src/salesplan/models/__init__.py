@@ -34,6 +34,7 @@ from salesplan.models.engage_delivery import (
     OrganizationIntegration,
     SenderPause,
 )
+from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -59,6 +60,9 @@ __all__ = [
     "EngageReply",
     "EngageSuppression",
     "EngageTemplate",
+    "FeedMessage",
+    "FeedParticipant",
+    "FeedThread",
     "IdempotencyRecord",
     "Lead",
     "Membership",
@@ -78,3 +82,7 @@ __all__ = [
     "User",
     "WebSession",
 ]
+
+# The feed's flush hook: engage messages, replies and calendar events reach the inbox in the
+# transaction that stores them, whichever process (server or worker) stores them.
+import salesplan.feed.ingest  # noqa: F401

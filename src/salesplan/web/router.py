@@ -37,6 +37,7 @@ from salesplan.oauth.authorize import (
     with_query,
 )
 from salesplan.ratelimit.limiter import RateLimiter
+from salesplan.web.integrations import integration_rows
 from salesplan.web.pages import error_page, render
 from salesplan.web.session import (
     csrf_valid,
@@ -304,6 +305,8 @@ async def developer_settings(request: Request, session: SessionDep) -> Response:
             "scopes": [(s, SCOPE_DESCRIPTIONS.get(s, s)) for s in APPROVED_SCOPES],
             "groups": scope_groups(APPROVED_SCOPES),
             "api_base": request.app.state.settings.api_base_url,
+            "integrations": await integration_rows(session, user.id),
+            "origin": request.app.state.settings.public_url,
         },
     )
 

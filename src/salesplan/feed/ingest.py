@@ -1,0 +1,298 @@
+"""Writing the feed. Every source lands here, in the transaction that stores the source row:
+
+- engage messages (EMAIL) and replies, and calendar events, through an ORM flush hook
+  (`install`), so that the engage and calendar code paths need not know about the feed;
+- Slack messages, from the signed `/inbound/slack` route.
+
+Each message is stored once (unique `source_key`, INSERT … ON CONFLICT DO NOTHING), and its
+thread's counters move only when the message was new. The functions are synchronous over a
+`Connection`: the flush hook runs inside the session's flush, and async callers use `run_sync`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Table, case, event, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from salesplan.kit.clock import utcnow
+from salesplan.kit.ids import uuid7
+from salesplan.models.calendar import CalendarEvent
+from salesplan.models.engage_delivery import EngageMessage, EngageReply
+from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
+from salesplan.models.identity import Membership, User
+
+SNIPPET = 200
+_THREADS: Table = FeedThread.__table__  # type: ignore[assignment]
+_MESSAGES: Table = FeedMessage.__table__  # type: ignore[assignment]
+
+
+@dataclass
+class Incoming:
+    organization_id: uuid.UUID
+    kind: str  # email | slack | calendar
+    thread_key: str
+    source_key: str
+    direction: str  # inbound | outbound
+    occurred_at: datetime
+    text: str = ""
+    subject: str | None = None
+    author_email: str | None = None
+    author_name: str | None = None
+    participants: list[tuple[str, str | None]] = field(default_factory=list)
+    slack_channel: str | None = None
+    slack_ts: str | None = None
+    calendar_event_id: uuid.UUID | None = None
+
+
+def _insert(conn: Connection, model: Any) -> Any:
+    module: Any = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return module.insert(model)
+
+
+def snippet(text: str) -> str:
+    return " ".join(text.split())[:SNIPPET]
+
+
+def own_domains(conn: Connection, organization_id: uuid.UUID) -> set[str]:
+    """The organization's own domains: its users' e-mail domains."""
+    rows = conn.execute(
+        select(User.email)
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.organization_id == organization_id)
+    ).scalars()
+    return {e.rsplit("@", 1)[1].lower() for e in rows if "@" in e}
+
+
+def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
+    conn.execute(
+        _insert(conn, FeedThread)
+        .values(
+            id=uuid7(),
+            organization_id=item.organization_id,
+            kind=item.kind,
+            thread_key=item.thread_key,
+            subject=item.subject,
+            snippet="",
+            message_count=0,
+            last_activity_at=item.occurred_at,
+            calendar_event_id=item.calendar_event_id,
+            created_at=utcnow(),
+            updated_at=utcnow(),
+        )
+        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
+    )
+    return conn.execute(
+        select(FeedThread.id).where(
+            FeedThread.organization_id == item.organization_id,
+            FeedThread.kind == item.kind,
+            FeedThread.thread_key == item.thread_key,
+        )
+    ).scalar_one()
+
+
+def add_participants(
+    conn: Connection,
+    organization_id: uuid.UUID,
+    thread_id: uuid.UUID,
+    people: Iterable[tuple[str, str | None]],
+) -> None:
+    rows = {}
+    for email, name in people:
+        address = (email or "").strip().lower()
+        if "@" in address and address not in rows:
+            rows[address] = {
+                "thread_id": thread_id,
+                "email": address[:320],
+                "organization_id": organization_id,
+                "domain": address.rsplit("@", 1)[1][:255],
+                "name": (name or None) and str(name)[:320],
+            }
+    if rows:
+        conn.execute(
+            _insert(conn, FeedParticipant)
+            .values(list(rows.values()))
+            .on_conflict_do_nothing(index_elements=["thread_id", "email"])
+        )
+
+
+def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
+    """Store one message (once); answers its id, or None when it was already stored."""
+    thread_id = _thread_id(conn, item)
+    message_id = conn.execute(
+        _insert(conn, FeedMessage)
+        .values(
+            id=uuid7(),
+            organization_id=item.organization_id,
+            thread_id=thread_id,
+            kind=item.kind,
+            direction=item.direction,
+            source_key=item.source_key,
+            author_email=item.author_email,
+            author_name=item.author_name,
+            subject=item.subject,
+            text=item.text,
+            occurred_at=item.occurred_at,
+            slack_channel=item.slack_channel,
+            slack_ts=item.slack_ts,
+            created_at=utcnow(),
+        )
+        .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
+        .returning(FeedMessage.id)
+    ).scalar_one_or_none()
+    if message_id is None:
+        return None
+    t = FeedThread.__table__.c
+    at = item.occurred_at
+    newer = t.last_activity_at <= at
+    values: dict[str, Any] = {
+        "message_count": t.message_count + 1,
+        "last_activity_at": case((newer, at), else_=t.last_activity_at),
+        "snippet": case((newer | (t.message_count == 0), snippet(item.text)), else_=t.snippet),
+        "subject": func.coalesce(t.subject, item.subject),
+        "updated_at": utcnow(),
+    }
+    column = t.last_inbound_at if item.direction == "inbound" else t.last_outbound_at
+    values[column.key] = case((column.is_(None) | (column < at), at), else_=column)
+    conn.execute(update(_THREADS).where(t.id == thread_id).values(**values))
+    people = list(item.participants)
+    if item.author_email:
+        people.append((item.author_email, item.author_name))
+    add_participants(conn, item.organization_id, thread_id, people)
+    return message_id
+
+
+# -- sources -------------------------------------------------------------------------------
+
+
+def _engage_message(conn: Connection, m: EngageMessage) -> None:
+    if m.channel != "EMAIL" or m.status == "cancelled":
+        return
+    record(
+        conn,
+        Incoming(
+            organization_id=m.organization_id,
+            kind="email",
+            thread_key=m.rfc_message_id,
+            source_key=f"engage_message:{m.id}",
+            direction="outbound",
+            occurred_at=m.sent_at or m.scheduled_at or m.created_at or utcnow(),
+            text=m.body or "",
+            subject=m.subject,
+            participants=[(m.to_address, None)] if m.to_address else [],
+        ),
+    )
+
+
+def _engage_reply(conn: Connection, r: EngageReply) -> None:
+    key = None
+    if r.message_id is not None:
+        key = conn.execute(
+            select(EngageMessage.rfc_message_id).where(EngageMessage.id == r.message_id)
+        ).scalar_one_or_none()
+    subject = r.subject
+    record(
+        conn,
+        Incoming(
+            organization_id=r.organization_id,
+            kind="email",
+            thread_key=key or r.rfc_message_id or f"reply:{r.id}",
+            source_key=f"engage_reply:{r.id}",
+            direction="inbound",
+            occurred_at=r.received_at or utcnow(),
+            text=r.text or "",
+            subject=subject,
+            author_email=r.from_address or None,
+        ),
+    )
+
+
+def _event_people(e: CalendarEvent) -> list[tuple[str, str | None]]:
+    people = [(str(a.get("email") or ""), a.get("name")) for a in e.attendees or []]
+    if e.organizer_email:
+        people.append((e.organizer_email, None))
+    return people
+
+
+def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
+    text = e.description or e.location or ""
+    added = record(
+        conn,
+        Incoming(
+            organization_id=e.organization_id,
+            kind="calendar",
+            thread_key=str(e.id),
+            source_key=f"calendar:{e.id}",
+            direction="outbound",
+            occurred_at=e.start_at,
+            text=text,
+            subject=e.title,
+            participants=_event_people(e),
+            calendar_event_id=e.id,
+        ),
+    )
+    if added is None:  # an update of a known event: the meeting's thread follows it
+        t = FeedThread.__table__.c
+        thread_id = conn.execute(
+            update(_THREADS)
+            .where(
+                t.organization_id == e.organization_id,
+                t.kind == "calendar",
+                t.thread_key == str(e.id),
+            )
+            .values(
+                subject=e.title,
+                snippet=snippet(text),
+                last_activity_at=e.start_at,
+                updated_at=utcnow(),
+            )
+            .returning(t.id)
+        ).scalar_one_or_none()
+        m = FeedMessage.__table__.c
+        conn.execute(
+            update(_MESSAGES)
+            .where(
+                m.organization_id == e.organization_id,
+                m.source_key == f"calendar:{e.id}",
+            )
+            .values(subject=e.title, text=text, occurred_at=e.start_at)
+        )
+        if thread_id is not None:
+            add_participants(conn, e.organization_id, thread_id, _event_people(e))
+
+
+def _after_flush(session: Session, _context: Any) -> None:
+    todo: list[Any] = [
+        o for o in session.new if isinstance(o, EngageMessage | EngageReply | CalendarEvent)
+    ]
+    todo += [o for o in session.dirty if isinstance(o, CalendarEvent)]
+    if not todo:
+        return
+    conn = session.connection()
+    for obj in todo:
+        if isinstance(obj, EngageMessage):
+            _engage_message(conn, obj)
+        elif isinstance(obj, EngageReply):
+            _engage_reply(conn, obj)
+        else:
+            _calendar_event(conn, obj)
+
+
+_installed = False
+
+
+def install() -> None:
+    """Register the flush hook (once per process)."""
+    global _installed
+    if not _installed:
+        event.listen(Session, "after_flush", _after_flush)
+        _installed = True
+
+
+install()

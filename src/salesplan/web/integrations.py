@@ -1,0 +1,96 @@
+"""Developer settings, organization integrations (contract §11 "Organization integrations"): an
+admin of an organization sets its Slack webhook URL and Slack signing secret, the same fields as
+`salesplan admin set-integration`. Secrets are stored encrypted (they must be readable to sign
+and verify) and never shown back: the page says only whether each is set."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import RedirectResponse, Response
+
+from salesplan.db import SessionDep
+from salesplan.engage.delivery.integrations import set_integration
+from salesplan.models.engage_delivery import OrganizationIntegration
+from salesplan.models.identity import Membership, Organization
+from salesplan.web.session import csrf_valid, current_user, session_row
+
+router = APIRouter(include_in_schema=False)
+
+PATH = "/settings/developer/integrations/{organization_id}"
+BACK = "/settings/developer#integrations"
+MAX_FIELD = 2000
+
+
+async def integration_rows(session: AsyncSession, user_id: uuid.UUID) -> list[dict[str, Any]]:
+    """The organizations the user administers, with which integration fields are set."""
+    rows = await session.execute(
+        select(
+            Organization.id,
+            Organization.name,
+            OrganizationIntegration.slack_webhook_url_encrypted.is_not(None),
+            OrganizationIntegration.slack_signing_secret_encrypted.is_not(None),
+        )
+        .join(Membership, Membership.organization_id == Organization.id)
+        .outerjoin(
+            OrganizationIntegration, OrganizationIntegration.organization_id == Organization.id
+        )
+        .where(Membership.user_id == user_id, Membership.role == "admin")
+        .order_by(Organization.name)
+    )
+    return [
+        {"id": org_id, "name": name, "webhook_set": bool(hook), "secret_set": bool(secret)}
+        for org_id, name, hook, secret in rows
+    ]
+
+
+async def _flash(request: Request, session: AsyncSession, data: dict[str, Any]) -> None:
+    row = await session_row(request, session)
+    if row is not None:
+        row.flash = data
+
+
+@router.post(PATH)
+async def save_integration(
+    organization_id: uuid.UUID, request: Request, session: SessionDep
+) -> Response:
+    form = await request.form()
+    user = await current_user(request, session)
+    if user is None:
+        return RedirectResponse("/login?next=/settings/developer", status_code=303)
+    if not csrf_valid(request, form.get("csrf_token")):
+        return RedirectResponse(BACK, status_code=303)
+    role = await session.scalar(
+        select(Membership.role).where(
+            Membership.user_id == user.id, Membership.organization_id == organization_id
+        )
+    )
+    if role != "admin":
+        await _flash(
+            request, session, {"error": "Only an admin of the organization can change this."}
+        )
+        return RedirectResponse(BACK, status_code=303)
+    webhook = str(form.get("slack_webhook_url") or "").strip()
+    secret = str(form.get("slack_signing_secret") or "").strip()
+    if len(webhook) > MAX_FIELD or len(secret) > MAX_FIELD:
+        await _flash(request, session, {"error": "A value is too long."})
+        return RedirectResponse(BACK, status_code=303)
+    if webhook and not webhook.startswith(("https://", "http://")):
+        await _flash(request, session, {"error": "The Slack webhook URL must be a web address."})
+        return RedirectResponse(BACK, status_code=303)
+    # An empty field keeps the stored value (it is never shown); "clear" removes it.
+    new_webhook = "" if form.get("clear_slack_webhook_url") else (webhook or None)
+    new_secret = "" if form.get("clear_slack_signing_secret") else (secret or None)
+    await set_integration(
+        session,
+        request.app.state.settings,
+        organization_id,
+        slack_webhook_url=new_webhook,
+        slack_signing_secret=new_secret,
+    )
+    await _flash(request, session, {"notice": "Slack settings saved."})
+    return RedirectResponse(BACK, status_code=303)
