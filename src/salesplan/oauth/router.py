@@ -168,7 +168,7 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
 )
 async def authorize(request: Request, session: SessionDep) -> Response:
     """Start the authorization code flow (PKCE S256): sign in, then consent."""
-    from salesplan.web.router import consent_page
+    from salesplan.web.consent import consent_page
 
     params = {name: request.query_params.getlist(name) for name in request.query_params}
     try:
