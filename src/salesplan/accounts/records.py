@@ -3,7 +3,6 @@ conflicts, and references to other rows in the body (a missing one is a 422 nami
 
 from __future__ import annotations
 
-import re
 import uuid
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
@@ -11,24 +10,26 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StringConstraints, WithJsonSchema
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import Conflict, Unprocessable
+from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import is_email
+from salesplan.kit.patch import reject_nulls as reject_nulls
+from salesplan.kit.repository import (
+    flush_or_conflict as flush_or_conflict,  # the one PATCH null check
+)
 from salesplan.kit.scoping import scoped
 from salesplan.models.crm import Account
 from salesplan.models.identity import Membership
 
 T = TypeVar("T")
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
-
 
 def _email(value: str) -> str:
     value = value.strip()
-    if not _EMAIL.match(value):
+    if not is_email(value):
         raise ValueError("Not a valid e-mail address.")
     return value
 
@@ -85,21 +86,6 @@ def archive(row: Any) -> None:
         row.archived_at = utcnow()
 
 
-async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str) -> None:
-    """Flush; the partial unique index on (organization, crmId) among live rows turns a
-    duplicate, even one racing in another transaction, into a 409."""
-    try:
-        await session.flush()
-    except IntegrityError as exc:
-        if "crm_id" in str(exc.orig) or "uq_" in str(exc.orig):
-            raise Conflict(
-                f"{'An' if what[:1] in 'aeiou' else 'A'} {what} with this crmId already exists "
-                "in the organization.",
-                details={"field": "crmId", "crmId": crm_id},
-            ) from None
-        raise
-
-
 async def check_owner(
     session: AsyncSession, ctx: RequestContext, owner_id: uuid.UUID | None
 ) -> None:
@@ -141,14 +127,3 @@ async def referenced_account(
     session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, field: str = "accountId"
 ) -> Account:
     return await referenced(session, Account, ctx, account_id, field)
-
-
-def reject_nulls(sent: dict[str, Any], required: tuple[str, ...]) -> None:
-    """PATCH: a required field may be left out but not set to null."""
-    from pydantic.alias_generators import to_camel
-
-    from salesplan.errors import ValidationFailed
-
-    for name in required:
-        if name in sent and sent[name] is None:
-            raise ValidationFailed.at(["body", to_camel(name)], "This field may not be null.")
