@@ -159,12 +159,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Origin-level pages and discovery (not under /api/v1).
     import salesplan.oauth.access  # noqa: F401 - registers the OAuth token kind
     from salesplan.oauth.discovery import router as discovery_router
+    from salesplan.web.deps import install_web
     from salesplan.web.maps import router as maps_router
     from salesplan.web.pages import STATIC
     from salesplan.web.router import router as web_router
 
     include_flat(app, discovery_router)
     include_flat(app, web_router)
+    install_web(app)
     include_flat(app, maps_router)
     from salesplan.engage.delivery.public import router as engage_public_router
 

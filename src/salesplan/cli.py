@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import sys
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar, cast
 
 import typer
-from rich.console import Console
-from rich.table import Table
 from sqlalchemy.ext.asyncio import AsyncSession
 from typer.core import TyperOption
 
 from salesplan import __version__
+from salesplan.cli_support import (
+    emit,
+    emit_rows,
+    ensure_migrated,
+    err,
+    fail,
+    run_in_session,
+    upgrade_or_fail,
+)
+from salesplan.cli_support import parse_uuid as _uuid
 from salesplan.config import Settings
-from salesplan.errors import AppError
 
 T = TypeVar("T")
 MIN_PASSWORD = 12  # NIST SP 800-63B: length, no composition rules
@@ -38,37 +42,6 @@ admin = typer.Typer(
     no_args_is_help=True, help="Organizations, users, passwords, API keys and OAuth apps."
 )
 app.add_typer(admin, name="admin")
-err = Console(stderr=True)
-
-
-def emit(data: dict[str, Any], title: str = "") -> None:
-    """JSON when piped, a table on a terminal."""
-    if not sys.stdout.isatty():
-        print(json.dumps(data, default=str))
-        return
-    table = Table(title=title or None, show_header=False)
-    for key, value in data.items():
-        table.add_row(key, str(value))
-    Console().print(table)
-
-
-def emit_rows(rows: list[dict[str, Any]], title: str) -> None:
-    """A JSON array when piped, a table with a header row on a terminal."""
-    if not sys.stdout.isatty():
-        print(json.dumps(rows, default=str))
-        return
-    table = Table(title=title)
-    for column in rows[0] if rows else ["(none)"]:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*("" if v is None else _cell(v) for v in row.values()))
-    Console().print(table)
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    return str(value)
 
 
 def _version(value: bool) -> None:
@@ -92,60 +65,6 @@ def main_options(
 def check_password(password: str) -> None:
     if len(password) < MIN_PASSWORD:
         fail(f"the password must be at least {MIN_PASSWORD} characters (a passphrase is fine).")
-
-
-def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True, highlight=False)
-    raise typer.Exit(code)
-
-
-def run_in_session(
-    fn: Callable[[AsyncSession], Awaitable[T]], settings: Settings | None = None
-) -> T:
-    """Run `fn` in one transaction on a migrated database; AppErrors become a clear exit 1."""
-    from salesplan.db import create_engine, create_sessionmaker
-
-    settings = settings or Settings()
-    ensure_migrated(settings)
-
-    async def go() -> T:
-        engine = create_engine(settings)
-        try:
-            async with create_sessionmaker(engine)() as session:
-                result = await fn(session)
-                await session.commit()
-                return result
-        finally:
-            await engine.dispose()
-
-    try:
-        return asyncio.run(go())
-    except AppError as exc:
-        detail = f" ({json.dumps(exc.details)})" if exc.details else ""
-        fail(exc.message + detail)
-        raise  # unreachable
-
-
-def ensure_migrated(settings: Settings) -> None:
-    """The embedded SQLite database is migrated automatically; PostgreSQL needs `migrate`."""
-    if settings.is_sqlite:
-        upgrade_or_fail(settings.database_url)
-
-
-def upgrade_or_fail(database_url: str) -> None:
-    """Apply migrations; a database that cannot be reached is one line saying what to do."""
-    from salesplan.migrate import connection_problem, missing_folder, upgrade
-
-    folder = missing_folder(database_url)
-    if folder:
-        fail(folder)
-    try:
-        upgrade(database_url)
-    except Exception as exc:
-        problem = connection_problem(exc, database_url)
-        if problem is None:
-            raise
-        fail(problem)
 
 
 def served_origin(host: str, port: int) -> str:
@@ -215,14 +134,6 @@ def demo() -> None:
         },
         "salesplan demo",
     )
-
-
-def _uuid(value: str, what: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        fail(f"{what} must be a UUID, got {value!r}")
-        raise
 
 
 @admin.command("create-org")

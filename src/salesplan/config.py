@@ -114,7 +114,3 @@ class Settings(BaseSettings):
     def model_post_init(self, __context: Any) -> None:
         if isinstance(self.rate_limits, str):  # pragma: no cover - pydantic parses JSON already
             raise TypeError("SALESPLAN_RATE_LIMITS must be a JSON object")
-
-
-def get_settings() -> Settings:
-    return Settings()

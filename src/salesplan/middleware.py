@@ -23,11 +23,6 @@ MAX_BULK_BODY = 10 * 1024 * 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
-class PayloadTooLargeError(HTTPException):
-    def __init__(self) -> None:
-        super().__init__(413, "The request body is too large.")
-
-
 def body_limit_for(path: str) -> int:
     return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
 
@@ -145,7 +140,10 @@ class RequestMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
-                    raise PayloadTooLargeError()
+                    # An HTTPException, not errors.PayloadTooLarge: FastAPI re-raises those from
+                    # body reading and turns any other exception there into a 400. The handler
+                    # renders it as the same payload_too_large envelope.
+                    raise HTTPException(413)
             return message
 
         try:

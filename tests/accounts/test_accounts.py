@@ -7,8 +7,8 @@ import uuid
 
 import httpx
 
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import Actor, make_actor, make_org, make_user
-from tests.foundation.test_errors import assert_envelope
 
 ACCOUNT_KEYS = {
     "id",

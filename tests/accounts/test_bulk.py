@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import event
 
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_org, make_user
-from tests.foundation.test_errors import assert_envelope
 
 
 async def bulk(client, actor, rows: list[Any]):  # type: ignore[no-untyped-def]

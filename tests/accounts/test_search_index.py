@@ -6,12 +6,13 @@ from sqlalchemy import select, text
 
 from salesplan.kit.pagination import contains_ci
 from salesplan.models.crm import Account, Contact
+from tests.conftest import need_service
 
 
 async def test_search_uses_trigram_indexes_on_postgresql(db, is_postgres) -> None:
     if not is_postgres:
         # SQLite cannot serve '%term%' from an index; its trigram indexes are empty stand-ins.
-        return
+        need_service("PostgreSQL", "trigram indexes exist only on PostgreSQL")
     await db.execute(text("SET LOCAL enable_seqscan = off"))
     for stmt in (
         select(Account.id).where(contains_ci(Account.name, "acme")),

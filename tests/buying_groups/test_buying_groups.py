@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from tests.fixtures.crm import make_account, make_contact, make_opportunity
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 
 GROUP_KEYS = {
     "id",

@@ -6,13 +6,14 @@ import uuid
 from datetime import timedelta
 
 import httpx
+import pytest
 from sqlalchemy import update
 
 from salesplan.auth.tokens import create_api_key, token_hash
 from salesplan.kit.clock import utcnow
 from salesplan.models.identity import ApiKey
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor, make_key, make_org, make_user
-from tests.foundation.test_errors import assert_envelope
 
 ORGS = "/api/v1/organizations"
 
@@ -120,12 +121,9 @@ async def test_key_organization_limits_narrow_reach(client, db, actor) -> None:
 async def test_key_cannot_exceed_approved_scopes(db, actor) -> None:
     from salesplan.errors import ValidationFailed
 
-    try:
+    with pytest.raises(ValidationFailed) as raised:
         await create_api_key(db, user_id=actor.user.id, name="x", scopes=["admin:all"])
-    except ValidationFailed as exc:
-        assert exc.details["scopes"] == ["admin:all"]
-    else:
-        raise AssertionError("an unapproved scope was accepted")
+    assert raised.value.details["scopes"] == ["admin:all"]
 
 
 async def test_api_key_records_last_used_time(client, db, actor) -> None:
@@ -153,12 +151,8 @@ async def test_rate_limit_is_checked_before_scope(client, db, app) -> None:
 async def test_unknown_user_id_for_key_is_404(db) -> None:
     from salesplan.errors import NotFound
 
-    try:
+    with pytest.raises(NotFound):
         await create_api_key(db, user_id=uuid.uuid4(), name="x")
-    except NotFound:
-        pass
-    else:
-        raise AssertionError("a key was created for a missing user")
 
 
 async def test_password_hashes_are_argon2(db, actor) -> None:

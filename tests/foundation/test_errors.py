@@ -14,6 +14,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.kit.schemas import StrictBody
+from tests.fixtures.envelope import assert_envelope
 
 
 class Thing(StrictBody):
@@ -51,17 +52,6 @@ async def probe_client(app: FastAPI, settings: Settings) -> AsyncIterator[httpx.
     transport = httpx.ASGITransport(app=probed, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c
-
-
-def assert_envelope(response: httpx.Response, status: int, code: str) -> dict[str, object]:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"code", "message", "details"}
-    assert body["error"]["code"] == code
-    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
-    assert isinstance(body["error"]["details"], dict)
-    return body["error"]
 
 
 async def test_unknown_route_is_404_not_found(client: httpx.AsyncClient) -> None:

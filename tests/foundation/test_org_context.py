@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from salesplan.organizations.service import add_user
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_org
-from tests.foundation.test_errors import assert_envelope
 from tests.foundation.test_errors import probe_client as probe_client
 
 THINGS = "/api/v1/probe/things"

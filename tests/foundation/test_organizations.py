@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_user
-from tests.foundation.test_errors import assert_envelope
 
 
 async def test_list_organizations_shows_reachable_ones(client, actor) -> None:

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from salesplan.organizations.service import add_user, create_organization
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 
 ORGS = "/api/v1/organizations"
 

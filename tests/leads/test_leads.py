@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 
 LEAD_KEYS = {
     "id",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.fixtures.crm import make_account
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 from tests.oauth.conftest import make_oauth_app
 
 

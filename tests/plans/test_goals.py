@@ -3,7 +3,7 @@ archive cascades to descendants, restore."""
 
 from __future__ import annotations
 
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 from tests.plans import schemas
 from tests.plans.helpers import delete, get, new_plan, patch, post
 

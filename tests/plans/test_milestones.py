@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from salesplan.kit.clock import today
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 from tests.plans import schemas
 from tests.plans.helpers import delete, get, new_plan, patch, post
 

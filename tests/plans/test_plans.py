@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from sqlalchemy import func, select
 
 from salesplan.auth.scopes import APPROVED_SCOPES
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from tests.fixtures.crm import make_account, make_buying_group, make_opportunity
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor, make_key, make_org, make_user
-from tests.foundation.test_errors import assert_envelope
 from tests.plans import schemas
 from tests.plans.helpers import PLANS, delete, get, new_plan, patch, post
 
@@ -128,12 +129,9 @@ async def test_user_plan_for_the_caller_needs_a_user_backed_token(client, db, ac
         app_id=uuid.uuid4(),
     )
     ctx = RequestContext(app_principal, actor.org.id)
-    try:
+    with pytest.raises(Forbidden) as raised:
         await resolve_entity(db, ctx, "USER", None)
-    except Forbidden as exc:
-        assert exc.details["reason"] == "user_token_required"
-    else:
-        raise AssertionError("expected 403")
+    assert raised.value.details["reason"] == "user_token_required"
 
 
 async def test_nested_creation_builds_the_whole_plan(client, db, actor) -> None:

@@ -9,8 +9,8 @@ from salesplan.auth.principal import Principal, RequestContext
 from salesplan.auth.scopes import APPROVED_SCOPES
 from salesplan.plans.schemas import TaskCreate
 from salesplan.plans.service import create_task
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_org, make_user
-from tests.foundation.test_errors import assert_envelope
 from tests.plans import schemas
 from tests.plans.helpers import delete, get, new_plan, patch, post
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from salesplan.config import Settings
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_key
-from tests.foundation.test_errors import assert_envelope
 from tests.ratelimit.conftest import app_client
 
 ORGS = "/api/v1/organizations"

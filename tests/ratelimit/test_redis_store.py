@@ -57,15 +57,21 @@ async def test_concurrent_hits_never_exceed_the_limit(redis_url: str, redis_stor
 async def test_denial_persists_until_the_oldest_entry_expires(redis_store) -> None:
     """A 1-second window: fill it, then denied until (on Redis's clock) the first unit is a
     full window old, never earlier."""
-    started = time.monotonic()
+    key = redis_store.prefix + "short"
     for _ in range(3):
         assert (await redis_store.hit("short", 3, 1.0)).allowed
+    stamped = await redis_store._redis.zrange(key, 0, -1, withscores=True)
+    first = min(score for _, score in stamped)  # microseconds, Redis's clock
     denied = 0
     while not (decision := await redis_store.hit("short", 3, 1.0)).allowed:
         denied += 1
         assert decision.retry_after == 1
         await asyncio.sleep(0.02)
-    assert time.monotonic() - started >= 1.0
+    stamped = await redis_store._redis.zrange(key, 0, -1, withscores=True)
+    admitted = max(score for _, score in stamped)
+    # Admitted again only once the first unit was a full window old, and it left the log.
+    assert admitted - first >= 1_000_000
+    assert first not in {score for _, score in stamped}
     assert denied > 0
 
 

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 from tests.plans.helpers import PLANS, delete, new_plan, patch, post
 
 CHILD_ROUTES = [

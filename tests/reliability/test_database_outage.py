@@ -17,7 +17,7 @@ from sqlalchemy.engine import make_url
 
 from salesplan.app import create_app
 from tests.conftest import need_service
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 
 ORGS = "/api/v1/organizations"
 HANG_GUARD = 60  # seconds: only so that a regression fails instead of hanging the suite

@@ -3,7 +3,7 @@ read back (too deep, too big, not finite) is a 400 and never breaks the reads of
 
 from __future__ import annotations
 
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 from tests.plans.helpers import get, new_plan, patch, post
 
 MAPS = "/api/v1/relationship-maps"

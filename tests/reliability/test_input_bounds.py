@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.crm import make_account
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 from tests.plans.helpers import PLANS, get, new_plan, patch, post
 
 

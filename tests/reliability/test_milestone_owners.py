@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 
 from tests.fixtures.crm import make_account, make_contact
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor
-from tests.foundation.test_errors import assert_envelope
 from tests.plans.helpers import PLANS, new_plan, patch, post
 
 

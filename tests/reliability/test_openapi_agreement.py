@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import uuid
 
-from tests.foundation.test_errors import assert_envelope
+from tests.fixtures.envelope import assert_envelope
 
 OPENAPI = "/api/v1/openapi.json"
 WRITES = {"post", "put", "patch", "delete"}

@@ -27,7 +27,8 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from salesplan.cli import _uuid, emit, ensure_migrated, err, fail
+    from salesplan.cli_support import emit, ensure_migrated, err, fail
+    from salesplan.cli_support import parse_uuid as _uuid
     from salesplan.config import Settings
     from salesplan.db import create_engine, create_sessionmaker
     from salesplan.errors import AppError

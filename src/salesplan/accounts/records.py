@@ -4,7 +4,6 @@ conflicts, and references to other rows in the body (a missing one is a 422 nami
 from __future__ import annotations
 
 import math
-import re
 import uuid
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
@@ -12,27 +11,25 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import Conflict, Unprocessable
+from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.schemas import WHITESPACE
+from salesplan.kit.email import EMAIL_PATTERN as EMAIL_PATTERN
+from salesplan.kit.email import is_email
+from salesplan.kit.patch import reject_nulls as reject_nulls  # the one PATCH null check
+from salesplan.kit.repository import flush_or_conflict as flush_or_conflict
 from salesplan.kit.scoping import scoped
 from salesplan.models.crm import Account
 from salesplan.models.identity import Membership
 
 T = TypeVar("T")
 
-# One pattern for the validator and the schema (ECMA-262 and Python read it alike).
-EMAIL_PATTERN = rf"^[^@{WHITESPACE}\x00]+@[^@{WHITESPACE}\x00]+\.[^@{WHITESPACE}.\x00]+$"
-_EMAIL = re.compile(EMAIL_PATTERN)
-
 
 def _email(value: str) -> str:
     value = value.strip()
-    if not _EMAIL.match(value):
+    if not is_email(value):
         raise ValueError("Not a valid e-mail address.")
     return value
 
@@ -119,21 +116,6 @@ def archive(row: Any) -> None:
         row.archived_at = utcnow()
 
 
-async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str) -> None:
-    """Flush; the partial unique index on (organization, crmId) among live rows turns a
-    duplicate, even one racing in another transaction, into a 409."""
-    try:
-        await session.flush()
-    except IntegrityError as exc:
-        if "crm_id" in str(exc.orig) or "uq_" in str(exc.orig):
-            raise Conflict(
-                f"{'An' if what[:1] in 'aeiou' else 'A'} {what} with this crmId already exists "
-                "in the organization.",
-                details={"field": "crmId", "crmId": crm_id},
-            ) from None
-        raise
-
-
 async def check_owner(
     session: AsyncSession, ctx: RequestContext, owner_id: uuid.UUID | None
 ) -> None:
@@ -175,14 +157,3 @@ async def referenced_account(
     session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, field: str = "accountId"
 ) -> Account:
     return await referenced(session, Account, ctx, account_id, field)
-
-
-def reject_nulls(sent: dict[str, Any], required: tuple[str, ...]) -> None:
-    """PATCH: a required field may be left out but not set to null."""
-    from pydantic.alias_generators import to_camel
-
-    from salesplan.errors import ValidationFailed
-
-    for name in required:
-        if name in sent and sent[name] is None:
-            raise ValidationFailed.at(["body", to_camel(name)], "This field may not be null.")

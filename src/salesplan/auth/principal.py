@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,27 @@ class Principal:
 
     def role_in(self, organization_id: uuid.UUID) -> str | None:
         return self.roles.get(organization_id)
+
+    @classmethod
+    def of_token(
+        cls,
+        token: Any,
+        kind: Literal["api_key", "oauth"],
+        reach: Iterable[uuid.UUID],
+        roles: Mapping[uuid.UUID, str],
+        **extra: Any,
+    ) -> Principal:
+        """The principal of a stored token (an API key row, an OAuth token): its id, scopes and
+        user, the organizations it reaches, and the user's role in each."""
+        return cls(
+            token_id=token.id,
+            token_kind=kind,
+            scopes=frozenset(token.scopes),
+            organization_ids=frozenset(reach),
+            user_id=token.user_id,
+            roles=roles,
+            **extra,
+        )
 
 
 @dataclass(frozen=True, slots=True)

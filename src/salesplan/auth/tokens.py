@@ -7,7 +7,7 @@ import hmac
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, select, update
@@ -92,10 +92,6 @@ class PrincipalCache:
         for key in [k for k, v in self._entries.items() if v[0].app_id == app_id]:
             del self._entries[key]
 
-    def invalidate_user(self, user_id: uuid.UUID) -> None:
-        for key in [k for k, v in self._entries.items() if v[0].user_id == user_id]:
-            del self._entries[key]
-
     def clear(self) -> None:
         self._entries.clear()
 
@@ -161,25 +157,36 @@ async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Re
         roles = {org: role for org, role in roles.items() if org in allowed}
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_GRANULARITY:
         await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
-    principal = Principal(
-        token_id=key.id,
-        token_kind="api_key",
-        scopes=frozenset(key.scopes),
-        organization_ids=frozenset(roles),
-        user_id=key.user_id,
-        roles=roles,
-    )
-    return principal, key.expires_at
+    return Principal.of_token(key, "api_key", roles, roles), key.expires_at
 
 
 register_token_kind(API_KEY_PREFIX, _resolve_api_key)
 
 
-def validate_scope_subset(scopes: list[str]) -> None:
-    bad = unknown_scopes(scopes)
+def chosen_scopes(scopes: Sequence[str] | None) -> list[str]:
+    """The scopes a key or an app asks for, de-duplicated in order (none: every approved
+    scope); a scope outside the approved list is a 400 naming it. The one scope validator of
+    API keys and OAuth apps (dynamic registration answers RFC 7591 errors with
+    `unknown_scopes`)."""
+    chosen = list(dict.fromkeys(scopes)) if scopes else list(APPROVED_SCOPES)
+    bad = unknown_scopes(chosen)
     if bad:
         raise ValidationFailed(
             "Unknown or unapproved scopes: " + ", ".join(bad), details={"scopes": bad}
+        )
+    return chosen
+
+
+async def check_member_of(
+    session: AsyncSession, user_id: uuid.UUID, organization_ids: Sequence[uuid.UUID]
+) -> None:
+    """A key or an app of a user reaches only organizations the user is a member of."""
+    member_of = await user_organizations(session, user_id)
+    outside = [str(o) for o in organization_ids if o not in member_of]
+    if outside:
+        raise ValidationFailed(
+            "The user is not a member of: " + ", ".join(outside),
+            details={"organizations": outside},
         )
 
 
@@ -196,16 +203,9 @@ async def create_api_key(
     user = await session.get(User, user_id)
     if user is None:
         raise NotFound("User not found.", details={"id": str(user_id)})
-    chosen = list(dict.fromkeys(scopes)) if scopes else list(APPROVED_SCOPES)
-    validate_scope_subset(chosen)
+    chosen = chosen_scopes(scopes)
     if organization_ids is not None:
-        member_of = await user_organizations(session, user_id)
-        outside = [str(o) for o in organization_ids if o not in member_of]
-        if outside:
-            raise ValidationFailed(
-                "The user is not a member of: " + ", ".join(outside),
-                details={"organizations": outside},
-            )
+        await check_member_of(session, user_id, organization_ids)
     raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
     key = ApiKey(
         user_id=user_id,

@@ -9,11 +9,12 @@ from collections.abc import Iterable
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import apply, archive, referenced, referenced_account, reject_nulls
+from salesplan.accounts.records import apply, archive, referenced, referenced_account
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
 from salesplan.errors import Unprocessable
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, insert_ignoring_duplicates, scoped
 from salesplan.models.crm import BuyingGroup, BuyingGroupMember, Contact, Opportunity

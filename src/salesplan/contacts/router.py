@@ -15,9 +15,7 @@ from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, Cont
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.schemas import ListResponse, QueryText
-from salesplan.kit.scoping import get_scoped
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
-from salesplan.models.crm import Account
 
 router = APIRouter(tags=["contacts"])
 
@@ -45,9 +43,8 @@ async def list_account_contacts(
     include_archived: IncludeArchived = False,
 ) -> ListResponse[ContactOut]:
     """List the contacts of an account."""
-    await get_scoped(session, Account, ctx, accountId)
-    items, meta = await service.list_contacts(
-        session, ctx, params, codec, account_id=accountId, include_archived=include_archived
+    items, meta = await service.list_account_contacts(
+        session, ctx, accountId, params, codec, include_archived=include_archived
     )
     return ListResponse(data=[ContactOut.model_validate(c) for c in items], pagination=meta)
 

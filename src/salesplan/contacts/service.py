@@ -34,6 +34,22 @@ SORT = {
 }
 
 
+async def list_account_contacts(
+    session: AsyncSession,
+    ctx: RequestContext,
+    account_id: uuid.UUID,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    include_archived: bool = False,
+) -> tuple[list[Contact], PaginationMeta]:
+    """The contacts of an account that exists in the organization (else 404)."""
+    await get_scoped(session, Account, ctx, account_id)
+    return await list_contacts(
+        session, ctx, params, codec, account_id=account_id, include_archived=include_archived
+    )
+
+
 async def list_contacts(
     session: AsyncSession,
     ctx: RequestContext,

@@ -14,11 +14,15 @@ from salesplan.errors import NotFound
 T = TypeVar("T")
 
 
-class HasOrganization(Protocol):
-    organization_id: uuid.UUID
+class TenantScope(Protocol):
+    """What a query is scoped by: the request's context (`RequestContext`), or any object that
+    names one organization (a page's `OrgScope`, a worker job)."""
+
+    @property
+    def organization_id(self) -> uuid.UUID: ...
 
 
-def scoped(stmt: Select, ctx: Any, model: Any | None = None) -> Select:  # type: ignore[type-arg]
+def scoped(stmt: Select, ctx: TenantScope, model: Any | None = None) -> Select:  # type: ignore[type-arg]
     """Restrict `stmt` to the context's organization.
 
     `model` defaults to the statement's first entity; pass it when selecting columns of
@@ -31,7 +35,7 @@ def scoped(stmt: Select, ctx: Any, model: Any | None = None) -> Select:  # type:
 async def get_scoped(
     session: AsyncSession,
     model: type[T],
-    ctx: Any,
+    ctx: TenantScope,
     object_id: uuid.UUID,
     *,
     what: str | None = None,

@@ -115,15 +115,8 @@ async def resolve_oauth_token(session: AsyncSession, raw: str, audience: str) ->
         member_of = await user_organizations(session, token.user_id)
         roles = {org: role for org, role in member_of.items() if org in reach}
         reach = set(roles)
-    principal = Principal(
-        token_id=token.id,
-        token_kind="oauth",
-        scopes=frozenset(token.scopes),
-        organization_ids=frozenset(reach),
-        user_id=token.user_id,
-        app_id=token.app_id,
-        roles=roles,
-        resource=token.resource,
+    principal = Principal.of_token(
+        token, "oauth", reach, roles, app_id=token.app_id, resource=token.resource
     )
     return principal, token.expires_at
 

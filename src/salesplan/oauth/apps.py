@@ -11,8 +11,14 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.scopes import APPROVED_SCOPES
-from salesplan.auth.tokens import hashes_match, principal_cache, token_hash, user_organizations
+from salesplan.auth.tokens import (
+    check_member_of,
+    chosen_scopes,
+    hashes_match,
+    principal_cache,
+    token_hash,
+    user_organizations,
+)
 from salesplan.errors import NotFound, ValidationFailed
 from salesplan.models.identity import User
 from salesplan.models.oauth import OAuthApp
@@ -69,24 +75,43 @@ def new_client_secret() -> str:
 async def _check_orgs(
     session: AsyncSession, user_id: uuid.UUID, organization_ids: Sequence[uuid.UUID]
 ) -> list[str]:
-    member_of = await user_organizations(session, user_id)
-    outside = [str(o) for o in organization_ids if o not in member_of]
-    if outside:
-        raise ValidationFailed(
-            "The user is not a member of: " + ", ".join(outside),
-            details={"organizations": outside},
-        )
+    await check_member_of(session, user_id, organization_ids)
     return [str(o) for o in dict.fromkeys(organization_ids)]
 
 
-def _check_scopes(scopes: Sequence[str] | None) -> list[str]:
-    chosen = list(dict.fromkeys(scopes)) if scopes else list(APPROVED_SCOPES)
-    bad = [s for s in chosen if s not in APPROVED_SCOPES]
-    if bad:
-        raise ValidationFailed(
-            "Unknown or unapproved scopes: " + ", ".join(bad), details={"scopes": bad}
-        )
-    return chosen
+async def register_dynamic_app(
+    session: AsyncSession,
+    *,
+    name: str,
+    icon_url: str | None,
+    client_uri: str | None,
+    redirect_uris: Sequence[str],
+    scopes: list[str],
+    grant_types: list[str],
+    auth_method: str,
+) -> tuple[OAuthApp, str | None]:
+    """A client registered itself (RFC 7591; its metadata already checked): no owner, every
+    organization its users consent to. Answers the app and its secret (None for a public
+    client), which is never stored."""
+    secret = None if auth_method == "none" else new_client_secret()
+    app = OAuthApp(
+        owner_user_id=None,
+        client_id=new_client_id(),
+        client_secret_hash=token_hash(secret) if secret else None,
+        name=name.strip()[:200],
+        description="",
+        icon_url=icon_url,
+        client_uri=client_uri,
+        redirect_uris=list(dict.fromkeys(redirect_uris)),
+        scopes=scopes,
+        organization_ids=None,
+        grant_types=grant_types,
+        token_endpoint_auth_method=auth_method,
+        dynamic=True,
+    )
+    session.add(app)
+    await session.flush()
+    return app, secret
 
 
 async def create_oauth_app(
@@ -129,7 +154,7 @@ async def create_oauth_app(
         description=description.strip(),
         icon_url=icon_url or None,
         redirect_uris=uris,
-        scopes=_check_scopes(scopes),
+        scopes=chosen_scopes(scopes),
         organization_ids=orgs,
         grant_types=grants,
         token_endpoint_auth_method="client_secret_basic",
@@ -173,7 +198,7 @@ async def update_oauth_app(
     if not organization_ids:
         raise ValidationFailed.at(["organizations"], "Choose at least one organization.")
     app.redirect_uris = check_redirect_uris(redirect_uris)
-    app.scopes = _check_scopes(scopes)
+    app.scopes = chosen_scopes(scopes)
     app.organization_ids = await _check_orgs(session, user_id, organization_ids)
     if description is not None:
         app.description = description.strip()

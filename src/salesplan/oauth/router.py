@@ -11,18 +11,15 @@ from fastapi import APIRouter, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
-from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes
-from salesplan.auth.tokens import token_hash
+from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes, unknown_scopes
 from salesplan.db import SessionDep
 from salesplan.errors import RateLimited
 from salesplan.kit.clock import utcnow
-from salesplan.models.oauth import OAuthApp
 from salesplan.oauth.apps import (
     AUTH_METHODS,
     GRANT_TYPES,
-    new_client_id,
-    new_client_secret,
     redirect_uri_problem,
+    register_dynamic_app,
 )
 from salesplan.oauth.authorize import (
     AuthorizePageError,
@@ -116,30 +113,22 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
     if scope is not None and not isinstance(scope, str):
         raise _metadata_error("scope must be a space-separated string.")
     scopes = parse_scopes(scope) or list(APPROVED_SCOPES)
-    unknown = [s for s in scopes if s not in APPROVED_SCOPES]
+    unknown = unknown_scopes(scopes)
     if unknown:
         raise _metadata_error("Unknown scopes: " + " ".join(unknown))
     logo_uri = _optional_https(body, "logo_uri")
     client_uri = _optional_https(body, "client_uri")
 
-    secret = None if method == "none" else new_client_secret()
-    app = OAuthApp(
-        owner_user_id=None,
-        client_id=new_client_id(),
-        client_secret_hash=token_hash(secret) if secret else None,
-        name=name.strip()[:200],
-        description="",
+    app, secret = await register_dynamic_app(
+        session,
+        name=name,
         icon_url=logo_uri,
         client_uri=client_uri,
-        redirect_uris=list(dict.fromkeys(uris)),
+        redirect_uris=uris,
         scopes=scopes,
-        organization_ids=None,
         grant_types=grant_types,
-        token_endpoint_auth_method=method,
-        dynamic=True,
+        auth_method=method,
     )
-    session.add(app)
-    await session.flush()
     out: dict[str, Any] = {
         "client_id": app.client_id,
         "client_id_issued_at": int(utcnow().timestamp()),
@@ -168,7 +157,7 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
 )
 async def authorize(request: Request, session: SessionDep) -> Response:
     """Start the authorization code flow (PKCE S256): sign in, then consent."""
-    from salesplan.web.router import consent_page
+    from salesplan.web.consent import consent_page
 
     params = {name: request.query_params.getlist(name) for name in request.query_params}
     try:

@@ -6,18 +6,17 @@ import re
 import uuid
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.passwords import hash_password
 from salesplan.auth.principal import Principal, RequestContext
 from salesplan.errors import Conflict, NotFound, ValidationFailed
+from salesplan.kit.email import is_email
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import scoped
 from salesplan.models.identity import ROLES, Membership, Organization, User
-
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _slugify(name: str) -> str:
@@ -63,7 +62,7 @@ async def add_user(
 
     `password_hash` (an argon2 hash) may stand in for `password`."""
     email = email.strip().lower()
-    if not _EMAIL.match(email):
+    if not is_email(email):
         raise ValidationFailed.at(["email"], "Not a valid e-mail address.")
     if role not in ROLES:
         raise ValidationFailed.at(["role"], f"role must be one of: {', '.join(ROLES)}.")
@@ -168,7 +167,3 @@ async def list_organization_users(
     return [
         {"id": r.id, "email": r.email, "full_name": r.full_name, "role": r.role} for r in rows
     ], meta
-
-
-async def organization_count(session: AsyncSession) -> int:
-    return int((await session.execute(select(func.count()).select_from(Organization))).scalar_one())

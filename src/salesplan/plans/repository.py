@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import DateTime, Row, Select, select, type_coerce
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans.render import GOAL_KEYS, MILESTONE_KEYS, PLAN_KEYS, TASK_KEYS, PlanTree
 
@@ -53,7 +53,7 @@ def plan_select() -> Select[Any]:
     return select(*PLAN_COLUMNS)
 
 
-async def plan_row(conn: AsyncConnection, ctx: Any, plan_id: uuid.UUID) -> Row[Any] | None:
+async def plan_row(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> Row[Any] | None:
     stmt = scoped(plan_select().where(P.c.id == plan_id), ctx, Plan)
     return (await conn.execute(stmt)).first()
 
@@ -66,7 +66,7 @@ def _of_plans(table: Any, plan_ids: Sequence[uuid.UUID]) -> Any:
 
 
 async def child_rows(
-    conn: AsyncConnection, ctx: Any, plan_ids: Sequence[uuid.UUID]
+    conn: AsyncConnection, ctx: TenantScope, plan_ids: Sequence[uuid.UUID]
 ) -> tuple[Sequence[Row[Any]], Sequence[Row[Any]], Sequence[Row[Any]]]:
     """Live milestones, goals and tasks of the plans, oldest first: three statements whatever
     the size."""
@@ -83,13 +83,13 @@ async def child_rows(
     return out[0], out[1], out[2]
 
 
-async def plan_tree(conn: AsyncConnection, ctx: Any, plan_id: uuid.UUID) -> PlanTree:
+async def plan_tree(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> PlanTree:
     milestones, goals, tasks = await child_rows(conn, ctx, [plan_id])
     return PlanTree(milestones, goals, tasks)
 
 
 async def plan_trees(
-    conn: AsyncConnection, ctx: Any, plan_ids: Sequence[uuid.UUID]
+    conn: AsyncConnection, ctx: TenantScope, plan_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, PlanTree]:
     if not plan_ids:
         return {}
@@ -102,7 +102,7 @@ async def plan_trees(
 
 
 async def one_row(
-    conn: AsyncConnection, ctx: Any, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
+    conn: AsyncConnection, ctx: TenantScope, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
 ) -> Row[Any] | None:
     table = model.__table__
     stmt = scoped(

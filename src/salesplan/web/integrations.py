@@ -17,7 +17,8 @@ from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import set_integration
 from salesplan.models.engage_delivery import OrganizationIntegration
 from salesplan.models.identity import Membership, Organization
-from salesplan.web.session import csrf_valid, current_user, session_row
+from salesplan.web.deps import DeveloperPost
+from salesplan.web.session import session_row
 
 router = APIRouter(include_in_schema=False)
 
@@ -56,14 +57,9 @@ async def _flash(request: Request, session: AsyncSession, data: dict[str, Any]) 
 
 @router.post(PATH)
 async def save_integration(
-    organization_id: uuid.UUID, request: Request, session: SessionDep
+    organization_id: uuid.UUID, request: Request, session: SessionDep, posted: DeveloperPost
 ) -> Response:
-    form = await request.form()
-    user = await current_user(request, session)
-    if user is None:
-        return RedirectResponse("/login?next=/settings/developer", status_code=303)
-    if not csrf_valid(request, form.get("csrf_token")):
-        return RedirectResponse(BACK, status_code=303)
+    user, form = posted
     role = await session.scalar(
         select(Membership.role).where(
             Membership.user_id == user.id, Membership.organization_id == organization_id

@@ -7,16 +7,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Request
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 
 from salesplan.db import SessionDep
-from salesplan.errors import NotFound
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import scoped
 from salesplan.models.crm import (
     Account,
     BuyingGroup,
@@ -26,9 +24,9 @@ from salesplan.models.crm import (
     RelationshipMapContact,
 )
 from salesplan.models.identity import Membership, Organization, User
+from salesplan.web.deps import SignedInUser
 from salesplan.web.map_layout import TONES, Person, clip, layout, pill_width, shown
 from salesplan.web.pages import render
-from salesplan.web.session import current_user
 
 router = APIRouter(include_in_schema=False)
 
@@ -45,17 +43,18 @@ class OrgScope:
 async def _find_map(
     session: AsyncSession, user: User, map_id: uuid.UUID
 ) -> tuple[RelationshipMap, OrgScope] | None:
-    """The map, looked up in each organization the user is a member of (a handful)."""
-    memberships = await session.execute(
-        select(Membership.organization_id).where(Membership.user_id == user.id)
-    )
-    for organization_id in memberships.scalars():
-        scope = OrgScope(organization_id)
-        try:
-            return await get_scoped(session, RelationshipMap, scope, map_id), scope
-        except NotFound:
-            continue
-    return None
+    """The map, in any organization the user is a member of (one query)."""
+    row = (
+        await session.execute(
+            select(RelationshipMap).where(
+                RelationshipMap.id == map_id,
+                RelationshipMap.organization_id.in_(
+                    select(Membership.organization_id).where(Membership.user_id == user.id)
+                ),
+            )
+        )
+    ).scalar_one_or_none()
+    return None if row is None else (row, OrgScope(row.organization_id))
 
 
 async def _people(session: AsyncSession, scope: OrgScope, map_id: uuid.UUID) -> list[Person]:
@@ -113,10 +112,9 @@ def not_found(request: Request, user: User) -> Response:
 
 
 @router.get("/maps/{buyer_map_id}")
-async def map_page(request: Request, buyer_map_id: str, session: SessionDep) -> Response:
-    user = await current_user(request, session)
-    if user is None:
-        return RedirectResponse("/login?next=" + quote(request.url.path, safe="/"), 303)
+async def map_page(
+    request: Request, buyer_map_id: str, session: SessionDep, user: SignedInUser
+) -> Response:
     try:
         map_id = uuid.UUID(buyer_map_id)
     except ValueError:

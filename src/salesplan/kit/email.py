@@ -1,0 +1,17 @@
+"""The one e-mail check: something@domain.tld, no whitespace, no NUL, no second @, a top-level
+label without a dot. Deliberately loose (delivery is the real test). The same pattern is the JSON
+schema of `Email` (accounts/records.py), so a schema-valid address is never refused: it spells
+whitespace out (`WHITESPACE`) because Python's `\\s` and ECMA-262's disagree."""
+
+from __future__ import annotations
+
+import re
+
+from salesplan.kit.schemas import WHITESPACE
+
+EMAIL_PATTERN = rf"^[^@{WHITESPACE}\x00]+@[^@{WHITESPACE}\x00]+\.[^@{WHITESPACE}.\x00]+$"
+EMAIL = re.compile(EMAIL_PATTERN)
+
+
+def is_email(value: str) -> bool:
+    return EMAIL.match(value) is not None

@@ -1,0 +1,124 @@
+"""The generic base of a domain's repository: every statement on one tenant-owned table, scoped to
+the request's organization (`kit.scoping`), listed with the shared pagination (`kit.pagination`).
+
+A domain's `repository.py` subclasses it, names its model and sort columns, and adds the
+statements only it needs; its service holds the rules and calls the repository, never
+`select(...)` itself:
+
+    class LeadRepository(Repository[Lead]):
+        model = Lead
+        sort_columns = {"createdAt": Lead.created_at, ...}
+        search_columns = (Lead.first_name, Lead.last_name, Lead.email)
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from sqlalchemy import Select, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.errors import Conflict
+from salesplan.kit.clock import utcnow
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import TenantScope, get_scoped, scoped
+
+M = TypeVar("M")
+
+
+async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str) -> None:
+    """Flush; the partial unique index on (organization, crmId) among live rows turns a
+    duplicate, even one racing in another transaction, into a 409."""
+    try:
+        await session.flush()
+    except IntegrityError as exc:
+        if "crm_id" in str(exc.orig) or "uq_" in str(exc.orig):
+            raise Conflict(
+                f"{'An' if what[:1] in 'aeiou' else 'A'} {what} with this crmId already exists "
+                "in the organization.",
+                details={"field": "crmId", "crmId": crm_id},
+            ) from None
+        raise
+
+
+class Repository(Generic[M]):
+    model: ClassVar[Any]
+    sort_columns: ClassVar[Mapping[str, Any]] = {}
+    search_columns: ClassVar[tuple[Any, ...]] = ()
+    conflict_name: ClassVar[str | None] = None  # "lead": a duplicate crmId is a 409
+
+    def __init__(self, session: AsyncSession, ctx: TenantScope) -> None:
+        self.session = session
+        self.ctx = ctx
+
+    def select(self) -> Select:  # type: ignore[type-arg]
+        """`SELECT model` in the organization (add `.where(...)` to narrow it)."""
+        return scoped(select(self.model), self.ctx, self.model)
+
+    async def get(self, object_id: uuid.UUID, *, for_update: bool = False) -> M:
+        """One row by id, or `NotFound` (another organization's row is not found either)."""
+        row: M = await get_scoped(
+            self.session, self.model, self.ctx, object_id, for_update=for_update
+        )
+        return row
+
+    async def list(
+        self,
+        params: ListParams,
+        codec: CursorCodec,
+        *,
+        where: Iterable[Any] = (),
+        include_archived: bool = False,
+    ) -> tuple[list[M], PaginationMeta]:
+        """One page of rows: live ones unless `include_archived`, `params.search` matched
+        (case-insensitive, contains) against `search_columns`, sorted by `sort_columns`."""
+        stmt = self.select().where(*where)
+        if not include_archived and hasattr(self.model, "archived_at"):
+            stmt = stmt.where(self.model.archived_at.is_(None))
+        if params.search and self.search_columns:
+            match = contains_ci(self.search_columns[0], params.search)
+            for column in self.search_columns[1:]:
+                match = match | contains_ci(column, params.search)
+            stmt = stmt.where(match)
+        return await paginate(
+            self.session,
+            stmt,
+            params,
+            sort_columns=self.sort_columns,
+            id_column=self.model.id,
+            codec=codec,
+            scalars=True,
+        )
+
+    async def insert(self, row: M) -> M:
+        """Add a new row (its organization is the context's) and flush."""
+        row.organization_id = self.ctx.organization_id  # type: ignore[attr-defined]
+        self.session.add(row)
+        await self.flush(row)
+        return row
+
+    async def update(self, row: M, fields: Mapping[str, Any]) -> M:
+        """Write the fields onto the row and flush (`updated_at` follows by `onupdate` when
+        something changed)."""
+        for name, value in fields.items():
+            setattr(row, name, value)
+        await self.flush(row)
+        return row
+
+    async def flush(self, row: M) -> None:
+        """Flush; with `conflict_name` set, a duplicate live `crmId` (even one racing in from
+        another transaction) is a 409 naming the record."""
+        if self.conflict_name is None:
+            await self.session.flush()
+        else:
+            await flush_or_conflict(self.session, getattr(row, "crm_id", None), self.conflict_name)
+
+    async def archive(self, row: M) -> None:
+        """Archive (DELETE): archiving an archived row changes nothing."""
+        if getattr(row, "archived_at", None) is None:
+            row.archived_at = utcnow()  # type: ignore[attr-defined]
+            await self.session.flush()

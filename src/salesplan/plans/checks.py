@@ -1,0 +1,155 @@
+"""What every plan write checks first: the plan (live and locked), the child row, and the
+rows a body names (milestone, owners, assignee). A missing reference is a 422 naming its field.
+
+Services never commit; they flush so that the renderers read what was written."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.errors import NotFound, Unprocessable
+from salesplan.kit.clock import utcnow
+from salesplan.kit.patch import reject_nulls
+from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.models.crm import Contact
+from salesplan.models.identity import Membership
+from salesplan.models.plans import Plan, PlanMilestone
+
+MAX_GOAL_DEPTH = 5
+
+
+def missing(field: str, what: str, value: Any) -> Unprocessable:
+    return Unprocessable(
+        f"{what} {value} does not exist in this organization.",
+        details={"field": field, "id": str(value)},
+    )
+
+
+async def is_member(session: AsyncSession, ctx: RequestContext, user_id: uuid.UUID) -> bool:
+    stmt = scoped(select(Membership.user_id).where(Membership.user_id == user_id), ctx, Membership)
+    return (await session.execute(stmt)).first() is not None
+
+
+async def find_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
+    return await get_scoped(session, Plan, ctx, plan_id)
+
+
+async def live_plan(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    child: tuple[Any, uuid.UUID] | None = None,
+) -> Plan:
+    """The plan whose children are written: an archived plan is read-only until restored.
+    With `child` = (model, id), that child must exist too, and that is checked first: contract
+    §2 puts existence (404) before semantics (422)."""
+    # Locked until the transaction ends: writes to one plan's content run one after the other,
+    # so that a reorder, an archive or a nesting check sees the others' committed result.
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+    if child is not None:
+        await child_row(session, ctx, child[0], plan_id, child[1])
+    if plan.archived_at is not None:
+        raise Unprocessable(
+            "The plan is archived; restore it before changing its content.",
+            details={"planId": str(plan_id), "reason": "plan_archived"},
+        )
+    return plan
+
+
+async def child_row(
+    session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
+) -> Any:
+    stmt = scoped(select(model).where(model.id == row_id, model.plan_id == plan_id), ctx, model)
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    if row is None:
+        raise NotFound(f"{model.__display_name__} not found.", details={"id": str(row_id)})
+    return row
+
+
+async def check_milestone(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID | None
+) -> None:
+    if milestone_id is None:
+        return
+    stmt = scoped(
+        select(PlanMilestone.id).where(
+            PlanMilestone.id == milestone_id,
+            PlanMilestone.plan_id == plan_id,
+            PlanMilestone.archived_at.is_(None),
+        ),
+        ctx,
+        PlanMilestone,
+    )
+    if (await session.execute(stmt)).first() is None:
+        raise Unprocessable(
+            "milestoneId must be a live milestone of this plan.",
+            details={"field": "milestoneId", "id": str(milestone_id)},
+        )
+
+
+async def check_owners(
+    session: AsyncSession,
+    ctx: RequestContext,
+    prospect_ids: Iterable[uuid.UUID] | None,
+    subscriber_ids: Iterable[uuid.UUID] | None,
+) -> None:
+    """Milestone owners exist in this organization: prospect owners are its contacts,
+    subscriber owners its users (members). One query per kind, whatever the count."""
+    for field, ids, model, column in (
+        ("prospectOwnerIds", set(prospect_ids or ()), Contact, Contact.id),
+        ("subscriberOwnerIds", set(subscriber_ids or ()), Membership, Membership.user_id),
+    ):
+        if not ids:
+            continue
+        stmt = scoped(select(column).where(column.in_(ids)), ctx, model)
+        found = set((await session.execute(stmt)).scalars())
+        if absent := ids - found:
+            raise missing(field, "Contact" if model is Contact else "User", min(absent, key=str))
+
+
+async def check_assignee(
+    session: AsyncSession, ctx: RequestContext, user_id: uuid.UUID | None
+) -> None:
+    if user_id is not None and not await is_member(session, ctx, user_id):
+        raise missing("assignedToId", "User", user_id)
+
+
+def new_id() -> uuid.UUID:
+    from salesplan.kit.ids import uuid7
+
+    return uuid7()
+
+
+async def open_patch(
+    session: AsyncSession,
+    ctx: RequestContext,
+    model: Any,
+    plan_id: uuid.UUID,
+    row_id: uuid.UUID,
+    body: Any,
+    not_null: Iterable[str],
+) -> tuple[Any, dict[str, Any]]:
+    """The start every PATCH of a plan's child shares: the plan live and locked, the row found
+    (404 before 422), no null where none may be, and a named milestone live in this plan.
+    Answers the row and what was sent."""
+    await live_plan(session, ctx, plan_id, (model, row_id))
+    row = await child_row(session, ctx, model, plan_id, row_id)
+    sent: dict[str, Any] = body.sent()
+    reject_nulls(sent, not_null)
+    if sent.get("milestone_id") is not None:
+        await check_milestone(session, ctx, plan_id, sent["milestone_id"])
+    return row, sent
+
+
+async def close_patch(session: AsyncSession, row: Any, sent: dict[str, Any]) -> None:
+    """Write what was sent onto the row, stamp it, and flush."""
+    for key, value in sent.items():
+        setattr(row, key, value)
+    row.updated_at = utcnow()
+    await session.flush()

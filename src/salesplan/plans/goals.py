@@ -1,0 +1,242 @@
+"""Goals: nesting (at most MAX_GOAL_DEPTH levels, no cycles), subtree archive and restore.
+
+Services never commit; they flush so that the renderers read what was written."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.errors import Unprocessable
+from salesplan.kit.clock import utcnow
+from salesplan.kit.scoping import scoped
+from salesplan.models.plans import Plan, PlanGoal
+from salesplan.plans import repository as repo
+from salesplan.plans.checks import (
+    MAX_GOAL_DEPTH,
+    check_milestone,
+    child_row,
+    close_patch,
+    live_plan,
+    new_id,
+    open_patch,
+)
+from salesplan.plans.schemas import (
+    GoalCreate,
+    GoalFields,
+    GoalSeed,
+    GoalUpdate,
+)
+
+GOAL_SORT = {
+    "createdAt": repo.G.c.created_at,
+    "updatedAt": repo.G.c.updated_at,
+    "title": repo.G.c.title,
+}
+
+
+def goal_row(fields: GoalFields, plan: Plan, **extra: Any) -> PlanGoal:
+    data = fields.model_dump(exclude={"child_goals", "milestone_id", "parent_goal_id"})
+    return PlanGoal(organization_id=plan.organization_id, plan_id=plan.id, **data, **extra)
+
+
+def seed_goals(
+    session: AsyncSession,
+    plan: Plan,
+    seeds: Sequence[GoalSeed],
+    *,
+    milestone_id: uuid.UUID | None,
+    parent: PlanGoal | None,
+    level: int,
+    location: list[str | int],
+) -> None:
+    for i, seed in enumerate(seeds):
+        if level > MAX_GOAL_DEPTH:
+            raise Unprocessable(
+                f"Goals nest at most {MAX_GOAL_DEPTH} levels.",
+                details={"field": "parentGoalId", "location": [*location, i]},
+            )
+        goal = goal_row(
+            seed,
+            plan,
+            id=new_id(),
+            milestone_id=milestone_id,
+            parent_goal_id=parent.id if parent else None,
+        )
+        session.add(goal)
+        seed_goals(
+            session,
+            plan,
+            seed.child_goals or [],
+            milestone_id=milestone_id,
+            parent=goal,
+            level=level + 1,
+            location=[*location, i, "childGoals"],
+        )
+
+
+async def goal_links(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, archived_at: Any = None
+) -> dict[uuid.UUID, uuid.UUID | None]:
+    """id → parent id of the plan's live goals (or of those archived at `archived_at`)."""
+    cond = (
+        PlanGoal.archived_at.is_(None) if archived_at is None else PlanGoal.archived_at.is_not(None)
+    )
+    stmt = scoped(
+        select(PlanGoal.id, PlanGoal.parent_goal_id, PlanGoal.archived_at).where(
+            PlanGoal.plan_id == plan_id, cond
+        ),
+        ctx,
+        PlanGoal,
+    )
+    rows = (await session.execute(stmt)).all()
+    return {
+        r.id: r.parent_goal_id for r in rows if archived_at is None or r.archived_at == archived_at
+    }
+
+
+async def set_goals_archived(
+    session: AsyncSession, goal_ids: list[uuid.UUID], archived_at: datetime | None
+) -> None:
+    """One statement for a whole subtree (the ids come from the plan's scoped goal links)."""
+    if goal_ids:
+        await session.execute(
+            update(PlanGoal).where(PlanGoal.id.in_(goal_ids)).values(archived_at=archived_at)
+        )
+
+
+async def goal_descendants(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    goal_id: uuid.UUID,
+    *,
+    archived_at: datetime | None,
+) -> list[uuid.UUID]:
+    links = await goal_links(session, ctx, plan_id, archived_at)
+    children: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
+    for child, parent in links.items():
+        if parent is not None:
+            children[parent].append(child)
+    out, stack = [], list(children.get(goal_id, []))
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        stack.extend(children.get(current, []))
+    return out
+
+
+async def check_parent(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    goal_id: uuid.UUID | None,
+    parent_id: uuid.UUID,
+) -> None:
+    links = await goal_links(session, ctx, plan_id)
+    if parent_id not in links:
+        raise Unprocessable(
+            "parentGoalId must be a live goal of this plan.",
+            details={"field": "parentGoalId", "id": str(parent_id)},
+        )
+    chain: list[uuid.UUID] = []
+    node: uuid.UUID | None = parent_id
+    while node is not None and node not in chain:
+        chain.append(node)
+        node = links.get(node)
+    if goal_id is not None and goal_id in chain:
+        raise Unprocessable(
+            "A goal cannot be nested under itself or one of its descendants.",
+            details={"field": "parentGoalId", "reason": "cycle"},
+        )
+    level = len(chain)  # the parent's level; a root goal is level 1
+    height = 1
+    if goal_id is not None:
+        children: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
+        for child, parent in links.items():
+            if parent is not None:
+                children[parent].append(child)
+
+        def tall(node_id: uuid.UUID) -> int:
+            return 1 + max((tall(c) for c in children.get(node_id, [])), default=0)
+
+        height = tall(goal_id)
+    if level + height > MAX_GOAL_DEPTH:
+        raise Unprocessable(
+            f"Goals nest at most {MAX_GOAL_DEPTH} levels (a root goal is level 1).",
+            details={"field": "parentGoalId", "reason": "too_deep"},
+        )
+
+
+async def create_goal(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: GoalCreate
+) -> uuid.UUID:
+    plan = await live_plan(session, ctx, plan_id)
+    await check_milestone(session, ctx, plan_id, body.milestone_id)
+    if body.parent_goal_id is not None:
+        await check_parent(session, ctx, plan_id, None, body.parent_goal_id)
+    row = goal_row(body, plan, milestone_id=body.milestone_id, parent_goal_id=body.parent_goal_id)
+    session.add(row)
+    await session.flush()
+    return row.id
+
+
+async def update_goal(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    goal_id: uuid.UUID,
+    body: GoalUpdate,
+) -> None:
+    row, sent = await open_patch(
+        session, ctx, PlanGoal, plan_id, goal_id, body, ("title", "goal_type")
+    )
+    if sent.get("parent_goal_id") is not None:
+        await check_parent(session, ctx, plan_id, goal_id, sent["parent_goal_id"])
+    await close_patch(session, row, sent)
+
+
+async def restore_goal(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
+) -> None:
+    await live_plan(session, ctx, plan_id, (PlanGoal, goal_id))
+    row: PlanGoal = await child_row(session, ctx, PlanGoal, plan_id, goal_id)
+    if row.archived_at is None:
+        return
+    if row.parent_goal_id is not None:
+        parent: PlanGoal = await child_row(session, ctx, PlanGoal, plan_id, row.parent_goal_id)
+        if parent.archived_at is not None:
+            raise Unprocessable(
+                "The parent goal is archived; restore it first.",
+                details={"field": "parentGoalId", "id": str(parent.id)},
+            )
+    # The descendants archived with it come back with it.
+    descendants = await goal_descendants(
+        session, ctx, plan_id, goal_id, archived_at=row.archived_at
+    )
+    await set_goals_archived(session, descendants, None)
+    row.archived_at = None
+    row.updated_at = utcnow()
+    await session.flush()
+
+
+async def archive_child(
+    session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
+) -> None:
+    await live_plan(session, ctx, plan_id, (model, row_id))
+    row = await child_row(session, ctx, model, plan_id, row_id)
+    if row.archived_at is not None:
+        return
+    now = utcnow()
+    row.archived_at = now
+    if model is PlanGoal:
+        descendants = await goal_descendants(session, ctx, plan_id, row_id, archived_at=None)
+        await set_goals_archived(session, descendants, now)
+    await session.flush()

@@ -1,0 +1,220 @@
+"""Plans: listing with filters, nested creation in one transaction, update, archive, restore.
+
+Services never commit; they flush so that the renderers read what was written."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.errors import ValidationFailed
+from salesplan.kit.clock import utcnow
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.patch import reject_nulls
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.models.crm import BuyingGroup, Opportunity
+from salesplan.models.plans import Plan
+from salesplan.plans import repository as repo
+from salesplan.plans.checks import check_assignee, check_owners, find_plan, new_id
+from salesplan.plans.entities import attach, resolve_entity
+from salesplan.plans.goals import seed_goals
+from salesplan.plans.milestones import milestone_row
+from salesplan.plans.render import (
+    EMPTY,
+    plan_base,
+)
+from salesplan.plans.schemas import (
+    PlanCreate,
+    PlanUpdate,
+)
+from salesplan.plans.tasks import task_row
+from salesplan.plans.views import INCLUDABLE
+
+
+@dataclass(frozen=True)
+class PlanFilters:
+    entity_type: str | None = None
+    entity_id: uuid.UUID | None = None
+    account_id: uuid.UUID | None = None
+    include_archived: bool = False
+    archived_only: bool = False
+
+
+INCLUDE_PATTERN = "^({0})(,({0}))*$".format("|".join(INCLUDABLE))
+
+
+def parse_include(raw: str | None) -> tuple[str, ...]:
+    if raw is None or not raw.strip():
+        return ()
+    parts = tuple(p.strip() for p in raw.split(",") if p.strip())
+    bad = [p for p in parts if p not in INCLUDABLE]
+    if bad:
+        raise ValidationFailed.at(
+            ["query", "include"], f"include takes a list of: {', '.join(INCLUDABLE)}."
+        )
+    return parts
+
+
+async def list_plans(
+    session: AsyncSession,
+    ctx: RequestContext,
+    params: ListParams,
+    filters: PlanFilters,
+    include: Sequence[str],
+    codec: CursorCodec,
+) -> tuple[list[dict], PaginationMeta]:
+    P = repo.P
+    stmt = scoped(repo.plan_select(), ctx, Plan)
+    if filters.archived_only:
+        stmt = stmt.where(P.c.archived_at.is_not(None))
+    elif not filters.include_archived:
+        stmt = stmt.where(P.c.archived_at.is_(None))
+    if params.search:
+        stmt = stmt.where(contains_ci(P.c.name, params.search))
+
+    def account_groups(account_id: uuid.UUID) -> Any:
+        return scoped(
+            select(BuyingGroup.id).where(BuyingGroup.account_id == account_id), ctx, BuyingGroup
+        )
+
+    def account_opportunities(account_id: uuid.UUID) -> Any:
+        return scoped(
+            select(Opportunity.id).where(Opportunity.account_id == account_id), ctx, Opportunity
+        )
+
+    if filters.entity_type == "ACCOUNT":
+        # ACCOUNT plans are stored on the account's buying groups.
+        stmt = stmt.where(P.c.entity_type == "BUYING_GROUP")
+        for account_id in {filters.entity_id, filters.account_id} - {None}:
+            assert account_id is not None
+            stmt = stmt.where(P.c.buying_group_id.in_(account_groups(account_id)))
+    else:
+        if filters.entity_type is not None:
+            stmt = stmt.where(P.c.entity_type == filters.entity_type)
+        if filters.entity_id is not None:
+            stmt = stmt.where(P.c.entity_id == filters.entity_id)
+        if filters.account_id is not None:
+            stmt = stmt.where(
+                or_(
+                    P.c.buying_group_id.in_(account_groups(filters.account_id)),
+                    P.c.opportunity_id.in_(account_opportunities(filters.account_id)),
+                )
+            )
+    conn = await session.connection()
+    rows, meta = await paginate(
+        conn,
+        stmt,
+        params,
+        sort_columns={"createdAt": P.c.created_at, "updatedAt": P.c.updated_at, "name": P.c.name},
+        id_column=P.c.id,
+        codec=codec,
+    )
+    trees = await repo.plan_trees(conn, ctx, [r.id for r in rows]) if include else {}
+    return [trees.get(r.id, EMPTY).plan(plan_base(r), include) for r in rows], meta
+
+
+async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCreate) -> uuid.UUID:
+    attachment = await resolve_entity(session, ctx, body.entity_type, body.entity_id)
+    plan = Plan(
+        id=new_id(),
+        organization_id=ctx.organization_id,
+        name=body.name,
+        description=body.description,
+        entity_type=attachment.entity_type,
+        entity_id=attachment.entity_id,
+    )
+    attach(plan, attachment)
+    session.add(plan)
+    assignees = {t.assigned_to_id for t in body.tasks or []}
+    for seed in body.milestones or []:
+        assignees |= {t.assigned_to_id for t in seed.tasks or []}
+    for user_id in assignees - {None}:
+        await check_assignee(session, ctx, user_id)
+    await check_owners(
+        session,
+        ctx,
+        [i for seed in body.milestones or [] for i in seed.prospect_owner_ids or []],
+        [i for seed in body.milestones or [] for i in seed.subscriber_owner_ids or []],
+    )
+    # Flushed table by table: without ORM relationships the unit of work does not order
+    # inserts by foreign keys.
+    await session.flush()
+    milestones = []
+    for i, seed in enumerate(body.milestones or []):
+        milestone = milestone_row(seed, plan, i)
+        milestone.id = new_id()
+        session.add(milestone)
+        milestones.append((milestone, seed))
+    await session.flush()
+    for milestone, seed in milestones:
+        seed_goals(
+            session,
+            plan,
+            seed.goals or [],
+            milestone_id=milestone.id,
+            parent=None,
+            level=1,
+            location=["body", "milestones", milestones.index((milestone, seed)), "goals"],
+        )
+    seed_goals(
+        session,
+        plan,
+        body.goals or [],
+        milestone_id=None,
+        parent=None,
+        level=1,
+        location=["body", "goals"],
+    )
+    await session.flush()
+    for milestone, seed in milestones:
+        for t in seed.tasks or []:
+            session.add(task_row(t, plan, ctx, milestone_id=milestone.id))
+    for t in body.tasks or []:
+        session.add(task_row(t, plan, ctx))
+    await session.flush()
+    return plan.id
+
+
+async def update_plan(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: PlanUpdate
+) -> None:
+    plan = await find_plan(session, ctx, plan_id)
+    sent = body.sent()
+    reject_nulls(sent, ("name", "entity_type"))
+    if "name" in sent:
+        plan.name = sent["name"]
+    if "description" in sent:
+        plan.description = sent["description"]
+    if "entity_type" in sent or "entity_id" in sent:
+        entity_type = sent.get("entity_type") or plan.entity_type
+        if "entity_id" in sent:
+            entity_id = sent["entity_id"]
+        elif "entity_type" in sent and sent["entity_type"] != plan.entity_type:
+            entity_id = None
+        else:
+            entity_id = plan.entity_id
+        attach(plan, await resolve_entity(session, ctx, entity_type, entity_id))
+    plan.updated_at = utcnow()
+    await session.flush()
+
+
+async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+    if plan.archived_at is None:
+        plan.archived_at = utcnow()
+        await session.flush()
+
+
+async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+    if plan.archived_at is not None:
+        plan.archived_at = None
+        plan.updated_at = utcnow()
+        await session.flush()

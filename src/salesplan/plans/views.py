@@ -1,0 +1,118 @@
+"""What the plan routes answer: a plan, milestone, goal or task as rendered by `render.py` from
+the statements of `repository.py`, and the lists of a plan's children.
+
+Services never commit; they flush so that the renderers read what was written."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.errors import NotFound
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import scoped
+from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
+from salesplan.plans import repository as repo
+from salesplan.plans.checks import find_plan
+from salesplan.plans.render import (
+    PlanTree,
+    goal_base,
+    milestone_base,
+    plan_base,
+    task_dict,
+)
+
+INCLUDABLE = ("milestones", "goals", "tasks")
+
+
+async def plan_view(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> dict:
+    """getPlan: one plan statement and three child statements, whatever the plan's size."""
+    conn = await session.connection()
+    row = await repo.plan_row(conn, ctx, plan_id)
+    if row is None:
+        raise NotFound("Plan not found.", details={"id": str(plan_id)})
+    return (await repo.plan_tree(conn, ctx, plan_id)).plan(plan_base(row))
+
+
+async def fresh_tree(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> PlanTree:
+    await session.flush()
+    return await repo.plan_tree(await session.connection(), ctx, plan_id)
+
+
+async def milestone_view(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID
+) -> dict:
+    tree = await fresh_tree(session, ctx, plan_id)
+    found = tree.milestone_by_id.get(milestone_id)
+    if found is None:
+        row = await repo.one_row(
+            await session.connection(), ctx, PlanMilestone, plan_id, milestone_id
+        )
+        if row is None:
+            raise NotFound("Milestone not found.", details={"id": str(milestone_id)})
+        found = milestone_base(row)
+    return tree.milestone(found)
+
+
+async def goal_view(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
+) -> dict:
+    tree = await fresh_tree(session, ctx, plan_id)
+    found = tree.goal_by_id.get(goal_id)
+    if found is None:
+        row = await repo.one_row(await session.connection(), ctx, PlanGoal, plan_id, goal_id)
+        if row is None:
+            raise NotFound("Goal not found.", details={"id": str(goal_id)})
+        found = goal_base(row)
+    return tree.goal(found)
+
+
+async def task_view(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID
+) -> dict:
+    await session.flush()
+    row = await repo.one_row(await session.connection(), ctx, PlanTask, plan_id, task_id)
+    if row is None:
+        raise NotFound("Task not found.", details={"id": str(task_id)})
+    return task_dict(row)
+
+
+async def list_children(
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    model: Any,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    include_archived: bool,
+    where: Sequence[Any] = (),
+    sort_columns: dict[str, Any],
+) -> tuple[list[dict], PaginationMeta]:
+    await find_plan(session, ctx, plan_id)
+    conn = await session.connection()
+    table = model.__table__
+    stmt = scoped(
+        select(*repo.COLUMNS[model]).where(table.c.plan_id == plan_id, *where), ctx, model
+    )
+    if not include_archived:
+        stmt = stmt.where(table.c.archived_at.is_(None))
+    if params.search:
+        column = table.c.title if "title" in table.c else None
+        if column is not None:
+            stmt = stmt.where(contains_ci(column, params.search))
+    rows, meta = await paginate(
+        conn, stmt, params, sort_columns=sort_columns, id_column=table.c.id, codec=codec
+    )
+    if model is PlanTask:
+        return [task_dict(r) for r in rows], meta
+    tree = await repo.plan_tree(conn, ctx, plan_id)
+    if model is PlanMilestone:
+        return [tree.milestone(milestone_base(r)) for r in rows], meta
+    return [tree.goal(goal_base(r)) for r in rows], meta

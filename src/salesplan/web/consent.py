@@ -1,0 +1,108 @@
+"""The OAuth consent page: GET is /api/v1/oauth/authorize (oauth/router.py), which renders
+`consent_page`; the POST of its form lands here."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Request
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import RedirectResponse, Response
+
+from salesplan.db import SessionDep
+from salesplan.models.identity import User
+from salesplan.oauth.authorize import (
+    AuthorizationRequest,
+    AuthorizePageError,
+    AuthorizeRedirectError,
+    consent_organizations,
+    create_authorization_code,
+    validate_authorization_request,
+    with_query,
+)
+from salesplan.web import repository
+from salesplan.web.deps import scope_groups, see_other
+from salesplan.web.pages import error_page, render
+from salesplan.web.session import csrf_valid, current_user
+
+router = APIRouter(include_in_schema=False)
+
+
+async def consent_page(
+    request: Request,
+    session: AsyncSession,
+    auth_request: AuthorizationRequest,
+    user: User,
+    *,
+    error: str | None = None,
+) -> Response:
+    org_ids = await consent_organizations(session, auth_request.app, user.id)
+    if not org_ids:
+        denied = auth_request.deny(
+            "access_denied", "You are not a member of an organization this app may reach."
+        )
+        return RedirectResponse(denied.location(), status_code=302)
+    return render(
+        request,
+        "consent.html",
+        {
+            "title": f"Authorize {auth_request.app.name}",
+            "user": user,
+            "app": auth_request.app,
+            "params": auth_request.params(),
+            "organizations": await repository.organizations_by_name(session, org_ids),
+            "groups": scope_groups(auth_request.scopes),
+            "redirect_host": urlsplit(auth_request.redirect_uri).netloc
+            or auth_request.redirect_uri,
+            "resource": auth_request.resource,
+            "error": error,
+        },
+    )
+
+
+@router.post("/oauth/consent")
+async def consent(request: Request, session: SessionDep) -> Response:
+    form = await request.form()
+    params = {
+        name: [v for v in form.getlist(name) if isinstance(v, str)]
+        for name in form
+        if name not in ("csrf_token", "decision", "organization_id")
+    }
+    try:
+        auth_request = await validate_authorization_request(
+            session, params, mcp_url=request.app.state.settings.mcp_url
+        )
+    except AuthorizePageError as exc:
+        return error_page(request, exc.title, exc.message)
+    except AuthorizeRedirectError as exc:
+        return see_other(exc.location())
+    # Not the signed-in dependency: a broken request is reported before a missing session, and
+    # a lost session here is an error page (the app started the flow), not a sign-in form.
+    user = await current_user(request, session)
+    if user is None:
+        return error_page(request, "Signed out", "Your session ended. Start again from the app.")
+    if not csrf_valid(request, form.get("csrf_token")):
+        return await consent_page(
+            request, session, auth_request, user, error="The form expired; please choose again."
+        )
+    if form.get("decision") != "allow":
+        return see_other(
+            auth_request.deny("access_denied", "The user declined the request.").location()
+        )
+    allowed = await consent_organizations(session, auth_request.app, user.id)
+    chosen = str(form.get("organization_id") or "")
+    organization_id = next((o for o in allowed if str(o) == chosen), None)
+    if organization_id is None:
+        if len(allowed) == 1 and not chosen:
+            organization_id = allowed[0]
+        else:
+            return await consent_page(
+                request, session, auth_request, user, error="Choose an organization."
+            )
+    code = await create_authorization_code(
+        session, auth_request, user_id=user.id, organization_id=organization_id
+    )
+    params_out = {"code": code}
+    if auth_request.state is not None:
+        params_out["state"] = auth_request.state
+    return see_other(with_query(auth_request.redirect_uri, params_out))
