@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from tests.fixtures.factories import make_actor
-from tests.plans.helpers import PLANS, delete, get, new_plan, patch, post
+from tests.plans.helpers import PLANS, delete, new_plan, patch, post
 from tests.plans.schemas import validate_response
 from tests.plans.test_queries import _big, counting
 
@@ -48,9 +48,7 @@ async def _tagged(client, actor, pid: str) -> tuple[str, dict]:
     return tag, resp.json()
 
 
-async def _changes(
-    client, actor, pid: str, write: Callable[[], Awaitable[httpx.Response]]
-) -> dict:
+async def _changes(client, actor, pid: str, write: Callable[[], Awaitable[httpx.Response]]) -> dict:
     """The write changes the tag; the old tag then gets a 200 with the new body, the new one a
     304 without a body."""
     before, _ = await _tagged(client, actor, pid)
@@ -119,7 +117,9 @@ async def test_milestone_writes_change_the_tag(client, db, actor) -> None:
         lambda: patch(client, actor, f"/{pid}/milestones/{mid}", {"status": "in_progress"}),
     )
     assert body["milestones"][0]["status"] == "in_progress"
-    second = (await post(client, actor, f"/{pid}/milestones", {"milestone": {"name": "two"}})).json()
+    second = (
+        await post(client, actor, f"/{pid}/milestones", {"milestone": {"name": "two"}})
+    ).json()
     body = await _changes(
         client,
         actor,
@@ -273,3 +273,23 @@ async def test_a_304_is_one_statement_and_a_200_the_same_count_as_before(
     assert await count(small["id"], None) == (200, plain)
     # A stale tag: the one lookup, then the full read.
     assert await count(big["id"], '"0.0"') == (200, plain + 1)
+
+
+async def test_bulk_update_of_plans_through_the_session_bumps(client, db, actor) -> None:
+    import uuid
+
+    from sqlalchemy import update
+
+    from salesplan.models.plans import Plan
+
+    pid = (await new_plan(client, db, actor))["id"]
+    before, _ = await _tagged(client, actor, pid)
+    await db.execute(
+        update(Plan)
+        .where(Plan.id == uuid.UUID(pid))
+        .values(description="bulk")
+        .execution_options(synchronize_session=False)
+    )
+    await db.commit()
+    after, body = await _tagged(client, actor, pid)
+    assert after != before and body["description"] == "bulk"

@@ -135,9 +135,7 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
 )
 @as_tool(docs=text.GET_PLAN_ARGS)
 @read_only
-async def get_plan(
-    planId: uuid.UUID, ctx: Read, session: SessionDep, request: Request
-) -> Response:
+async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
     # ETag / If-None-Match (304): plans/versioning.py.
     return await versioning.get_plan(session, ctx, planId, request.headers.get("if-none-match"))

@@ -20,8 +20,8 @@ from typing import Any
 
 from sqlalchemy import event, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-from starlette.responses import Response
 from sqlalchemy.orm import ORMExecuteState, Session
+from starlette.responses import Response
 
 from salesplan.errors import NotFound
 from salesplan.kit.scoping import scoped
@@ -30,8 +30,8 @@ from salesplan.plans import repository as repo
 from salesplan.plans.render import json_response, plan_base
 
 P: Any = Plan.__table__
-CHILD_TABLES: dict[Any, Any] = {m.__table__: m for m in (PlanMilestone, PlanGoal, PlanTask)}
 CHILDREN = (PlanMilestone, PlanGoal, PlanTask)
+CHILD_TABLES: dict[str, Any] = {m.__tablename__: m.__table__ for m in CHILDREN}
 _BUMP = P.c.version + 1
 
 
@@ -53,10 +53,11 @@ def _bump_on_flush(session: Session, _context: Any, _instances: Any) -> None:
         if isinstance(obj, Plan):
             if obj not in session.new and (obj in deleted or session.is_modified(obj)):
                 ids.add(obj.id)
-        elif isinstance(obj, CHILDREN):
-            if obj in session.new or obj in deleted or session.is_modified(obj):
-                if obj.plan_id is not None:
-                    ids.add(obj.plan_id)
+        elif isinstance(obj, CHILDREN) and (
+            obj in session.new or obj in deleted or session.is_modified(obj)
+        ):
+            ids.add(obj.plan_id)
+    ids.discard(None)
     if ids:
         session.connection().execute(bump(sorted(ids, key=str)))
 
@@ -66,12 +67,14 @@ def _bump_on_bulk(state: ORMExecuteState) -> None:
     if not (state.is_update or state.is_delete):
         return
     statement: Any = state.statement
-    table = getattr(statement, "table", None)
-    if table is P:
+    # By name: an ORM statement's table is an annotated copy of the mapped one.
+    name = getattr(getattr(statement, "table", None), "name", None)
+    if name == P.name:
         if state.is_update and "version" not in _set_keys(statement):
             state.statement = statement.values(version=_BUMP)
         return
-    if table in CHILD_TABLES:
+    if name in CHILD_TABLES:
+        table = CHILD_TABLES[name]
         owners = select(table.c.plan_id).distinct()
         if statement.whereclause is not None:
             owners = owners.where(statement.whereclause)
@@ -105,10 +108,7 @@ def matches(if_none_match: str | None, tag: str) -> bool:
     if if_none_match.strip() == "*":
         return True
     wanted = tag.removeprefix("W/")
-    for part in if_none_match.split(","):
-        if part.strip().removeprefix("W/") == wanted:
-            return True
-    return False
+    return any(part.strip().removeprefix("W/") == wanted for part in if_none_match.split(","))
 
 
 async def plan_version(conn: AsyncConnection, ctx: Any, plan_id: Any) -> int | None:
