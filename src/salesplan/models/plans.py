@@ -53,6 +53,9 @@ class Plan(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     user_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), default=None, index=True
     )
+    # Bumped by every write to the plan or its children, in the same transaction
+    # (plans/versioning.py): getPlan's ETag.
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
 
 
 class PlanMilestone(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):

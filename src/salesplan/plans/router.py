@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from starlette.requests import Request
 from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
@@ -20,7 +21,7 @@ from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.tools import as_tool
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import descriptions as text
-from salesplan.plans import service
+from salesplan.plans import service, versioning
 from salesplan.plans.render import json_response
 from salesplan.plans.schemas import (
     EntityType,
@@ -134,9 +135,10 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
 )
 @as_tool(docs=text.GET_PLAN_ARGS)
 @read_only
-async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
+async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
-    return json_response(await service.plan_view(session, ctx, planId))
+    # ETag / If-None-Match (304): plans/versioning.py.
+    return await versioning.get_plan(session, ctx, planId, request.headers.get("if-none-match"))
 
 
 @router.patch(

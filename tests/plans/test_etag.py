@@ -1,0 +1,295 @@
+"""getPlan revalidation (issue 15): an ETag derived from the plan's version, which every write to
+the plan or its children bumps in the same transaction; If-None-Match with the current tag is a
+304 without a body after one statement; another organization's plan stays a 404."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fixtures.factories import make_actor
+from tests.plans.helpers import PLANS, delete, new_plan, patch, post
+from tests.plans.schemas import validate_response
+from tests.plans.test_queries import _big, counting
+
+
+async def _validate_unless_304(response: httpx.Response) -> None:
+    if response.status_code != 304:
+        await validate_response(response)
+
+
+@pytest.fixture
+async def client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    """The plans client (every body checked against the spec), a 304's empty body aside."""
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(
+        transport=transport,
+        base_url="http://testserver",
+        event_hooks={"response": [_validate_unless_304]},
+    ) as c:
+        yield c
+
+
+async def _fetch(client, actor, pid: str, tag: str | None = None) -> httpx.Response:
+    headers = actor.in_org()
+    if tag is not None:
+        headers["If-None-Match"] = tag
+    return await client.get(f"{PLANS}/{pid}", headers=headers)
+
+
+async def _tagged(client, actor, pid: str) -> tuple[str, dict]:
+    resp = await _fetch(client, actor, pid)
+    assert resp.status_code == 200, resp.text
+    tag = resp.headers["etag"]
+    assert tag.startswith('"') and tag.endswith('"')
+    return tag, resp.json()
+
+
+async def _changes(client, actor, pid: str, write: Callable[[], Awaitable[httpx.Response]]) -> dict:
+    """The write changes the tag; the old tag then gets a 200 with the new body, the new one a
+    304 without a body."""
+    before, _ = await _tagged(client, actor, pid)
+    resp = await write()
+    assert resp.status_code in (200, 201, 204), resp.text
+    after, body = await _tagged(client, actor, pid)
+    assert after != before
+    stale = await _fetch(client, actor, pid, before)
+    assert stale.status_code == 200 and stale.json() == body
+    assert stale.headers["etag"] == after
+    fresh = await _fetch(client, actor, pid, after)
+    assert fresh.status_code == 304 and fresh.content == b""
+    assert fresh.headers["etag"] == after
+    return body
+
+
+async def test_current_tag_is_304_without_body(client, db, actor) -> None:
+    plan = await new_plan(client, db, actor, tasks=[{"title": "t"}])
+    tag, body = await _tagged(client, actor, plan["id"])
+    assert body == plan
+    again, _ = await _tagged(client, actor, plan["id"])
+    assert again == tag  # a read does not change it
+    resp = await _fetch(client, actor, plan["id"], tag)
+    assert resp.status_code == 304 and resp.content == b"" and resp.headers["etag"] == tag
+    # A list of tags, weak comparison, and `*`.
+    for header in (f'"nope", {tag}', f"W/{tag}", "*"):
+        resp = await _fetch(client, actor, plan["id"], header)
+        assert resp.status_code == 304, header
+    resp = await _fetch(client, actor, plan["id"], '"0.0"')
+    assert resp.status_code == 200 and resp.json() == body and resp.headers["etag"] == tag
+
+
+async def test_plan_update_archive_and_restore_change_the_tag(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    body = await _changes(
+        client, actor, pid, lambda: patch(client, actor, f"/{pid}", {"name": "Renamed"})
+    )
+    assert body["name"] == "Renamed"
+    before, _ = await _tagged(client, actor, pid)
+    assert (await delete(client, actor, f"/{pid}")).status_code == 204
+    archived = await _fetch(client, actor, pid, before)
+    assert archived.status_code in (200, 404)  # whatever getPlan answers for archived plans
+    if archived.status_code == 200:
+        assert archived.headers["etag"] != before
+    assert (await post(client, actor, f"/{pid}/restore", {})).status_code == 200
+    after, _ = await _tagged(client, actor, pid)
+    assert after != before
+
+
+async def test_milestone_writes_change_the_tag(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    created: dict[str, Any] = {}
+
+    async def create() -> httpx.Response:
+        resp = await post(client, actor, f"/{pid}/milestones", {"milestone": {"name": "one"}})
+        created.update(resp.json())
+        return resp
+
+    body = await _changes(client, actor, pid, create)
+    mid = created["id"]
+    assert [m["id"] for m in body["milestones"]] == [mid]
+    body = await _changes(
+        client,
+        actor,
+        pid,
+        lambda: patch(client, actor, f"/{pid}/milestones/{mid}", {"status": "in_progress"}),
+    )
+    assert body["milestones"][0]["status"] == "in_progress"
+    second = (
+        await post(client, actor, f"/{pid}/milestones", {"milestone": {"name": "two"}})
+    ).json()
+    body = await _changes(
+        client,
+        actor,
+        pid,
+        lambda: post(
+            client, actor, f"/{pid}/milestones/reorder", {"milestoneIds": [second["id"], mid]}
+        ),
+    )
+    assert [m["id"] for m in body["milestones"]] == [second["id"], mid]
+    body = await _changes(
+        client, actor, pid, lambda: delete(client, actor, f"/{pid}/milestones/{mid}")
+    )
+    assert [m["id"] for m in body["milestones"]] == [second["id"]]
+    body = await _changes(
+        client, actor, pid, lambda: post(client, actor, f"/{pid}/milestones/{mid}/restore", {})
+    )
+    assert mid in [m["id"] for m in body["milestones"]]
+
+
+def _goal_ids(body: dict) -> set[str]:
+    out: set[str] = set()
+
+    def walk(goals: list[dict] | None) -> None:
+        for g in goals or []:
+            out.add(g["id"])
+            walk(g.get("childGoals"))
+
+    walk(body["goals"])
+    for m in body["milestones"]:
+        walk(m.get("goals"))
+    return out
+
+
+async def test_goal_writes_and_moves_change_the_tag(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor, milestones=[{"milestone": {"name": "m"}}]))["id"]
+    root = (await post(client, actor, f"/{pid}/goals", {"title": "root"})).json()
+    other = (await post(client, actor, f"/{pid}/goals", {"title": "other"})).json()
+    made: dict[str, Any] = {}
+
+    async def create() -> httpx.Response:
+        resp = await post(
+            client, actor, f"/{pid}/goals", {"title": "child", "parentGoalId": root["id"]}
+        )
+        made.update(resp.json())
+        return resp
+
+    body = await _changes(client, actor, pid, create)
+    child = made["id"]
+    assert child in _goal_ids(body)
+    body = await _changes(
+        client,
+        actor,
+        pid,
+        lambda: patch(client, actor, f"/{pid}/goals/{child}", {"title": "renamed"}),
+    )
+    assert "renamed" in str(body["goals"])
+    # A move: to another parent.
+    body = await _changes(
+        client,
+        actor,
+        pid,
+        lambda: patch(client, actor, f"/{pid}/goals/{child}", {"parentGoalId": other["id"]}),
+    )
+    moved = next(g for g in body["goals"] if g["id"] == other["id"])
+    assert [c["id"] for c in moved["childGoals"]] == [child]
+    # Archiving a parent archives its subtree (one bulk UPDATE); restoring brings it back.
+    body = await _changes(
+        client, actor, pid, lambda: delete(client, actor, f"/{pid}/goals/{other['id']}")
+    )
+    assert not {other["id"], child} & _goal_ids(body)
+    body = await _changes(
+        client, actor, pid, lambda: post(client, actor, f"/{pid}/goals/{other['id']}/restore", {})
+    )
+    assert {other["id"], child} <= _goal_ids(body)
+
+
+async def test_task_writes_change_the_tag(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor))["id"]
+    made: dict[str, Any] = {}
+
+    async def create() -> httpx.Response:
+        resp = await post(client, actor, f"/{pid}/tasks", {"title": "call"})
+        made.update(resp.json())
+        return resp
+
+    body = await _changes(client, actor, pid, create)
+    tid = made["id"]
+    assert [t["id"] for t in body["tasks"]] == [tid]
+    body = await _changes(
+        client,
+        actor,
+        pid,
+        lambda: patch(client, actor, f"/{pid}/tasks/{tid}", {"completed": True}),
+    )
+    assert body["tasks"][0]["completed"] is True
+    body = await _changes(client, actor, pid, lambda: delete(client, actor, f"/{pid}/tasks/{tid}"))
+    assert body["tasks"] == []
+
+
+async def test_bulk_update_of_children_through_the_session_bumps(client, db, actor) -> None:
+    """The event sees a bulk UPDATE of a child table whatever its condition (no plan id)."""
+    from sqlalchemy import update
+
+    from salesplan.models.plans import PlanTask
+
+    plan = await new_plan(client, db, actor, tasks=[{"title": "t"}])
+    pid = plan["id"]
+    before, _ = await _tagged(client, actor, pid)
+    import uuid
+
+    await db.execute(
+        update(PlanTask)
+        .where(PlanTask.id == uuid.UUID(plan["tasks"][0]["id"]))
+        .values(title="bulk")
+        .execution_options(synchronize_session=False)
+    )
+    await db.commit()
+    after, body = await _tagged(client, actor, pid)
+    assert after != before and body["tasks"][0]["title"] == "bulk"
+
+
+async def test_another_organizations_plan_is_404_even_with_its_tag(client, db, actor) -> None:
+    plan = await new_plan(client, db, actor)
+    tag, _ = await _tagged(client, actor, plan["id"])
+    other = await make_actor(db)
+    for header in (tag, "*", None):
+        resp = await _fetch(client, other, plan["id"], header)
+        assert resp.status_code == 404, header
+        assert "etag" not in resp.headers
+        assert resp.json()["error"]["code"] == "not_found"
+
+
+async def test_a_304_is_one_statement_and_a_200_the_same_count_as_before(
+    client, db, actor, app
+) -> None:
+    big = await new_plan(client, db, actor, **_big(20, 20, 300))
+    small = await new_plan(client, db, actor, tasks=[{"title": "only"}])
+
+    async def count(pid: str, tag: str | None) -> tuple[int, int]:
+        await _fetch(client, actor, pid, tag)  # warm: the key's last-used stamp
+        with counting(app.state.engine) as statements:
+            resp = await _fetch(client, actor, pid, tag)
+        return resp.status_code, len(statements)
+
+    big_tag, _ = await _tagged(client, actor, big["id"])
+    small_tag, _ = await _tagged(client, actor, small["id"])
+    assert await count(big["id"], big_tag) == (304, 1)
+    assert await count(small["id"], small_tag) == (304, 1)
+    status, plain = await count(big["id"], None)
+    assert status == 200
+    assert await count(small["id"], None) == (200, plain)
+    # A stale tag: the one lookup, then the full read.
+    assert await count(big["id"], '"0.0"') == (200, plain + 1)
+
+
+async def test_bulk_update_of_plans_through_the_session_bumps(client, db, actor) -> None:
+    import uuid
+
+    from sqlalchemy import update
+
+    from salesplan.models.plans import Plan
+
+    pid = (await new_plan(client, db, actor))["id"]
+    before, _ = await _tagged(client, actor, pid)
+    await db.execute(
+        update(Plan)
+        .where(Plan.id == uuid.UUID(pid))
+        .values(description="bulk")
+        .execution_options(synchronize_session=False)
+    )
+    await db.commit()
+    after, body = await _tagged(client, actor, pid)
+    assert after != before and body["description"] == "bulk"
