@@ -15,6 +15,7 @@ labels an older body than its own."""
 
 from __future__ import annotations
 
+import uuid
 from itertools import chain
 from typing import Any
 
@@ -24,7 +25,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans.render import json_response, plan_base
@@ -111,7 +112,7 @@ def matches(if_none_match: str | None, tag: str) -> bool:
     return any(part.strip().removeprefix("W/") == wanted for part in if_none_match.split(","))
 
 
-async def plan_version(conn: AsyncConnection, ctx: Any, plan_id: Any) -> int | None:
+async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> int | None:
     """The plan's version in the caller's organization (None: not found there). One statement
     on the primary key."""
     stmt = scoped(select(P.c.version).where(P.c.id == plan_id), ctx, Plan)
@@ -119,7 +120,7 @@ async def plan_version(conn: AsyncConnection, ctx: Any, plan_id: Any) -> int | N
 
 
 async def get_plan(
-    session: AsyncSession, ctx: Any, plan_id: Any, if_none_match: str | None
+    session: AsyncSession, ctx: TenantScope, plan_id: uuid.UUID, if_none_match: str | None
 ) -> Response:
     """getPlan with revalidation. With If-None-Match: one indexed statement, and a 304 without
     a body when the tag is current. Otherwise the full read, the version taken by the plan's

@@ -25,7 +25,7 @@ from salesplan.kit.clock import isoformat, utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import TenantScope, get_scoped, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply, SenderPause
@@ -54,7 +54,7 @@ def normalize_email(address: str) -> str:
     return address.strip().lower()
 
 
-async def is_suppressed(session: AsyncSession, ctx: Any, email: str) -> str | None:
+async def is_suppressed(session: AsyncSession, ctx: TenantScope, email: str) -> str | None:
     """The reason the address is suppressed in the organization, or None."""
     stmt = scoped(select(EngageSuppression.reason), ctx, EngageSuppression).where(
         EngageSuppression.email == normalize_email(email)
