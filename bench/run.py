@@ -586,7 +586,9 @@ def main() -> None:
         from salesplan.ratelimit.policy import GROUPS
 
         codec = CursorCodec(Settings(secret_key=SECRET, _env_file=None).signing_key)  # type: ignore[call-arg]
-        deep_cursor = codec.encode("createdAt", "asc", *data["deep"])
+        # A cursor is bound to its list (path) and organization, as the server binds it.
+        plans_list = f"/api/v1/plans\n{data['org']}"
+        deep_cursor = codec._bound(lambda: plans_list).encode("createdAt", "asc", *data["deep"])
         paths = {
             "getAccount": f"/api/v1/accounts/{data['account']}",
             "listAccounts (page 50)": "/api/v1/accounts?limit=50",

@@ -11,9 +11,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
-from starlette.responses import Response
-
 Row = Any
 Obj = dict[str, Any]
 
@@ -78,16 +75,6 @@ TASK_KEYS = (
     "createdAt",
     "updatedAt",
 )
-
-
-def json_response(body: Any, status_code: int = 200) -> Response:
-    return Response(
-        # asyncpg answers its own UUID class, which orjson hands to `default`; SQLite answers
-        # naive UTC date-times.
-        orjson.dumps(body, option=orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC, default=str),
-        status_code=status_code,
-        media_type="application/json",
-    )
 
 
 def task_dict(row: Row) -> Obj:

@@ -18,11 +18,11 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import descriptions as text
 from salesplan.plans import service, versioning
-from salesplan.plans.render import json_response
 from salesplan.plans.schemas import (
     EntityType,
     GoalCreate,

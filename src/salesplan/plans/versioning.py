@@ -25,10 +25,11 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
+from salesplan.kit.responses import json_response
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
-from salesplan.plans.render import json_response, plan_base
+from salesplan.plans.render import plan_base
 
 P: Any = Plan.__table__
 CHILDREN = (PlanMilestone, PlanGoal, PlanTask)

@@ -1,0 +1,44 @@
+"""The one response style of the API: a route returns `json_response(body)` (or a bare
+`Response(status_code=204)`).
+
+Why this one: the body is serialized once. A route that returns a pydantic model makes FastAPI
+validate it against `response_model` a second time before serializing it; `JSONResponse` goes
+through the standard library's `json`. Here a model is dumped by its own (Rust) serializer with
+its wire aliases, and anything else (dicts and lists built from rows) by orjson. The declared
+`response_model` still documents the body in OpenAPI and gives the MCP tool its result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+from starlette.responses import Response
+
+_OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
+
+
+def _default(value: Any) -> Any:
+    # asyncpg answers its own UUID class, Decimal columns answer Decimal: both as their text;
+    # a model nested in a dict as its wire form.
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return str(value)
+
+
+def json_bytes(body: Any) -> bytes:
+    if isinstance(body, BaseModel):
+        return body.model_dump_json(by_alias=True).encode()
+    return orjson.dumps(body, option=_OPTIONS, default=_default)
+
+
+def json_response(
+    body: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
+) -> Response:
+    return Response(
+        json_bytes(body),
+        status_code=status_code,
+        headers=dict(headers) if headers else None,
+        media_type="application/json",
+    )
