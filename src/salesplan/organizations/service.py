@@ -11,12 +11,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.passwords import hash_password
 from salesplan.auth.principal import Principal, RequestContext
-from salesplan.errors import Conflict, NotFound, ValidationFailed
+from salesplan.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from salesplan.kit.email import is_email
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.identity import ROLES, Membership, Organization, User
+from salesplan.organizations.repository import MembershipRepository
+
+
+async def check_owner(session: AsyncSession, ctx: TenantScope, owner_id: uuid.UUID | None) -> None:
+    """`ownerId` must be a user of the organization (else a 422 naming the field)."""
+    if owner_id is None:
+        return
+    if not await MembershipRepository(session, ctx).user_ids_among((owner_id,)):
+        raise Unprocessable(
+            "ownerId is not a user of the organization.",
+            details={"field": "ownerId", "id": str(owner_id)},
+        )
 
 
 def _slugify(name: str) -> str:

@@ -1,0 +1,93 @@
+"""The field types of CRM request bodies, with their validation and the JSON schema that says
+what the validators accept (a schema-valid value is never refused): names, texts, e-mail
+addresses, URLs, `crmId`s, money, counts."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
+
+from salesplan.kit.email import EMAIL_PATTERN as EMAIL_PATTERN
+from salesplan.kit.email import is_email
+
+
+def _email(value: str) -> str:
+    value = value.strip()
+    if not is_email(value):
+        raise ValueError("Not a valid e-mail address.")
+    return value
+
+
+def _url(value: str) -> str:
+    value = value.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or " " in value:
+        raise ValueError("Not a valid http(s) URL.")
+    return value
+
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+Text = Annotated[str, StringConstraints(max_length=10_000)]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=255)]
+# The patterns document what the validators accept (a schema-valid value is never refused).
+Email = Annotated[
+    str,
+    StringConstraints(max_length=320),
+    AfterValidator(_email),
+    WithJsonSchema({"type": "string", "maxLength": 320, "pattern": EMAIL_PATTERN}),
+]
+Url = Annotated[
+    str,
+    StringConstraints(max_length=2048),
+    AfterValidator(_url),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": 2048,
+            "pattern": r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?([/?#][^\s\x00]*)?$",
+        }
+    ),
+]
+CrmId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
+MONEY_PATTERN = r"^[0-9]{1,18}(\.[0-9]{1,2})?$"
+
+
+def _cents(value: Any) -> Any:
+    """A JSON number that is a whole number of cents up to binary noise (0.57 arrives as
+    0.5700000000000001 when computed) is that number of cents."""
+    if isinstance(value, float) and math.isfinite(value):
+        cents = round(value * 100)
+        if abs(value * 100 - cents) <= 1e-6 * max(1.0, abs(value)):
+            return Decimal(cents).scaleb(-2)
+    return value
+
+
+Money = Annotated[
+    Decimal,
+    BeforeValidator(_cents),
+    Field(ge=0, max_digits=20, decimal_places=2),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {
+                    "type": "number",
+                    "minimum": 0,
+                    "maximum": 1e15,
+                    "multipleOf": 0.01,
+                },
+                {"type": "string", "pattern": MONEY_PATTERN},
+            ],
+            "description": "Non-negative, at most 2 decimals: a string of at most 18 digits "
+            "before the point, or a JSON number up to 1e15 (binary noise is rounded to cents).",
+        }
+    ),
+]
+Count = Annotated[int, Field(ge=0, le=2_147_483_647)]
+
+
+def money_out(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
