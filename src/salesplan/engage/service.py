@@ -11,7 +11,6 @@ from sqlalchemy import Select, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import apply, archive, reject_nulls
 from salesplan.auth.principal import RequestContext
 from salesplan.engage import render as merge
 from salesplan.engage.audience import audience_of_ids, audience_of_list
@@ -32,6 +31,8 @@ from salesplan.engage.schemas import (
 from salesplan.errors import Unprocessable, ValidationFailed, validation_errors
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import apply, archive
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
 from salesplan.models.crm import Account, Contact
