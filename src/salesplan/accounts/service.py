@@ -10,23 +10,19 @@ from sqlalchemy import Select, Table, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import (
-    apply,
-    archive,
-    check_owner,
-    flush_or_conflict,
-    reject_nulls,
-)
 from salesplan.accounts.schemas import AccountIn, AccountOut, AccountPatch
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound, validation_errors
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import apply, archive, flush_or_conflict
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
 from salesplan.models.crm import Account, BuyingGroup, default_buying_group_name
 from salesplan.models.identity import Membership
+from salesplan.organizations.service import check_owner
 
 SORT = {"createdAt": Account.created_at, "updatedAt": Account.updated_at, "name": Account.name}
 

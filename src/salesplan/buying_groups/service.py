@@ -9,15 +9,15 @@ from collections.abc import Iterable
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import apply, archive, referenced, referenced_account
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
 from salesplan.errors import Unprocessable
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import apply, archive, referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, insert_ignoring_duplicates, scoped
-from salesplan.models.crm import BuyingGroup, BuyingGroupMember, Contact, Opportunity
+from salesplan.models.crm import Account, BuyingGroup, BuyingGroupMember, Contact, Opportunity
 
 SORT = {
     "createdAt": BuyingGroup.created_at,
@@ -183,7 +183,7 @@ async def _set_members(
 async def create_buying_group(
     session: AsyncSession, ctx: RequestContext, data: BuyingGroupIn
 ) -> BuyingGroup:
-    account = await referenced_account(session, ctx, data.account_id)
+    account = await referenced(session, Account, ctx, data.account_id, "accountId")
     await _check_opportunity(session, ctx, data.opportunity_id, account.id)
     members = await _check_contacts(session, ctx, data.member_contact_ids, account.id)
     group = BuyingGroup(

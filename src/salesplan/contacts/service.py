@@ -10,18 +10,13 @@ from sqlalchemy import Table, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import (
-    apply,
-    archive,
-    flush_or_conflict,
-    referenced_account,
-)
 from salesplan.auth.principal import RequestContext
 from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
 from salesplan.errors import validation_errors
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.repository import apply, archive, flush_or_conflict, referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
 from salesplan.models.crm import Account, Contact
@@ -103,7 +98,7 @@ async def replace_contact(
     fields = data.model_dump()
     account_id = fields.pop("account_id")
     if account_id is not None and account_id != contact.account_id:
-        await referenced_account(session, ctx, account_id)
+        await referenced(session, Account, ctx, account_id, "accountId")
         contact.account_id = account_id
     apply(contact, fields)
     await flush_or_conflict(session, data.crm_id, "contact")
@@ -122,7 +117,7 @@ async def patch_contact(
 
             raise ValidationFailed.at(["body", "accountId"], "This field may not be null.")
         if account_id != contact.account_id:
-            await referenced_account(session, ctx, account_id)
+            await referenced(session, Account, ctx, account_id, "accountId")
             contact.account_id = account_id
     apply(contact, sent)
     await flush_or_conflict(session, contact.crm_id, "contact")

@@ -7,20 +7,15 @@ import uuid
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import (
-    apply,
-    archive,
-    check_owner,
-    flush_or_conflict,
-    referenced_account,
-    reject_nulls,
-)
 from salesplan.auth.principal import RequestContext
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import apply, archive, flush_or_conflict, referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
-from salesplan.models.crm import Opportunity
+from salesplan.models.crm import Account, Opportunity
 from salesplan.opportunities.schemas import OpportunityIn, OpportunityPatch
+from salesplan.organizations.service import check_owner
 
 SORT = {
     "createdAt": Opportunity.created_at,
@@ -75,7 +70,7 @@ def _normalize(fields: dict[str, object]) -> dict[str, object]:
 async def create_opportunity(
     session: AsyncSession, ctx: RequestContext, data: OpportunityIn
 ) -> Opportunity:
-    await referenced_account(session, ctx, data.account_id)
+    await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
     opp = Opportunity(organization_id=ctx.organization_id, **_normalize(data.model_dump()))
     session.add(opp)
@@ -88,7 +83,7 @@ async def replace_opportunity(
 ) -> Opportunity:
     opp = await get_opportunity(session, ctx, opportunity_id)
     if data.account_id != opp.account_id:
-        await referenced_account(session, ctx, data.account_id)
+        await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
     apply(opp, _normalize(data.model_dump()))
     await flush_or_conflict(session, data.crm_id, "opportunity")
@@ -102,7 +97,7 @@ async def patch_opportunity(
     reject_nulls(sent, ("name", "account_id", "status"))
     opp = await get_opportunity(session, ctx, opportunity_id)
     if "account_id" in sent and sent["account_id"] != opp.account_id:
-        await referenced_account(session, ctx, sent["account_id"])
+        await referenced(session, Account, ctx, sent["account_id"], "accountId")
     if sent.get("owner_id") is not None:
         await check_owner(session, ctx, sent["owner_id"])
     apply(opp, _normalize(sent))

@@ -11,12 +11,12 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import referenced
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups.service import add_member
 from salesplan.errors import Conflict, NotFound, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped
 from salesplan.models.crm import (
