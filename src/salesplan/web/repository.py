@@ -8,11 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.models.identity import ApiKey, Membership, Organization, User
-
-
-async def user_by_email(session: AsyncSession, email: str) -> User | None:
-    return (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
+from salesplan.models.identity import ApiKey, Membership, Organization
 
 
 async def organizations_by_name(
