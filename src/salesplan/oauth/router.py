@@ -8,13 +8,14 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes, unknown_scopes
 from salesplan.db import SessionDep
 from salesplan.errors import RateLimited
 from salesplan.kit.clock import utcnow
+from salesplan.kit.responses import json_response
 from salesplan.oauth.apps import (
     AUTH_METHODS,
     GRANT_TYPES,
@@ -70,7 +71,7 @@ def _optional_https(body: dict[str, Any], name: str) -> str | None:
     openapi_extra=public(),
     dependencies=[limit_by_ip("oauth_register", _rate_limited)],
 )
-async def register_client(request: Request, session: SessionDep) -> JSONResponse:
+async def register_client(request: Request, session: SessionDep) -> Response:
     """Register an OAuth client (RFC 7591 dynamic client registration)."""
     try:
         body = json.loads(await request.body())
@@ -146,7 +147,7 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
     if secret:
         out["client_secret"] = secret
         out["client_secret_expires_at"] = 0
-    return JSONResponse(out, status_code=201, headers=NO_STORE)
+    return json_response(out, 201, NO_STORE)
 
 
 @router.get(
@@ -193,7 +194,7 @@ def _form_fields(form: Any) -> dict[str, str]:
     openapi_extra=public(),
     dependencies=[limit_by_ip("oauth_token", _rate_limited)],
 )
-async def issue_token(request: Request, session: SessionDep) -> JSONResponse:
+async def issue_token(request: Request, session: SessionDep) -> Response:
     """Exchange an authorization code, or client credentials, for an access token."""
     mcp_url = request.app.state.settings.mcp_url
     try:
@@ -219,4 +220,4 @@ async def issue_token(request: Request, session: SessionDep) -> JSONResponse:
         # Answered rather than raised, so that the session still commits what an error implies:
         # a replayed code's tokens are revoked.
         return exc.response()
-    return JSONResponse(issued.body(), headers=NO_STORE)
+    return json_response(issued.body(), headers=NO_STORE)
