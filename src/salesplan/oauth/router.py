@@ -22,18 +22,12 @@ from salesplan.oauth.apps import (
     redirect_uri_problem,
     register_dynamic_app,
 )
-from salesplan.oauth.authorize import (
-    AuthorizePageError,
-    AuthorizeRedirectError,
-    validate_authorization_request,
-)
 from salesplan.oauth.errors import NO_STORE, OAuthError
 from salesplan.oauth.token import (
     authenticate_client,
     grant_authorization_code,
     grant_client_credentials,
 )
-from salesplan.web.pages import error_page
 from salesplan.web.session import current_user
 
 router = APIRouter(tags=["oauth"])
@@ -158,22 +152,21 @@ async def register_client(request: Request, session: SessionDep) -> Response:
 )
 async def authorize(request: Request, session: SessionDep) -> Response:
     """Start the authorization code flow (PKCE S256): sign in, then consent."""
-    from salesplan.web.consent import consent_page
+    from salesplan.web.consent import checked_request, consent_page
 
     params = {name: request.query_params.getlist(name) for name in request.query_params}
-    try:
-        auth_request = await validate_authorization_request(
-            session, params, mcp_url=request.app.state.settings.mcp_url
-        )
-    except AuthorizePageError as exc:
-        return error_page(request, exc.title, exc.message)
-    except AuthorizeRedirectError as exc:
-        return RedirectResponse(exc.location(), status_code=302)
+    auth_request = await checked_request(request, session, params, _found)
+    if isinstance(auth_request, Response):
+        return auth_request
     user = await current_user(request, session)
     if user is None:
         here = request.url.path + ("?" + request.url.query if request.url.query else "")
         return RedirectResponse("/login?" + urlencode({"next": here}), status_code=302)
     return await consent_page(request, session, auth_request, user)
+
+
+def _found(location: str) -> Response:
+    return RedirectResponse(location, status_code=302)
 
 
 def _form_fields(form: Any) -> dict[str, str]:
