@@ -28,11 +28,15 @@ async def user_by_email(session: AsyncSession, email: str) -> User | None:
     return (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
 
 
-async def is_member(session: AsyncSession, user_id: uuid.UUID, organization_id: uuid.UUID) -> bool:
-    stmt = select(Membership.id).where(
+async def role_in(
+    session: AsyncSession, user_id: uuid.UUID, organization_id: uuid.UUID
+) -> str | None:
+    """The user's role in the organization, or None when not a member."""
+    stmt = select(Membership.role).where(
         Membership.user_id == user_id, Membership.organization_id == organization_id
     )
-    return (await session.execute(stmt)).first() is not None
+    role: str | None = await session.scalar(stmt)
+    return role
 
 
 async def list_organizations(

@@ -84,7 +84,7 @@ async def add_user(
         session.add(user)
         await session.flush()
     else:
-        if await repository.is_member(session, user.id, organization_id):
+        if await repository.role_in(session, user.id, organization_id) is not None:
             raise Conflict(
                 "This user is already a member of the organization.",
                 details={"email": email, "organizationId": str(organization_id)},

@@ -28,6 +28,7 @@ from salesplan.web import repository
 from salesplan.web.deps import DEVELOPER, DeveloperPost, DeveloperUser, scope_groups, see_other
 from salesplan.web.integrations import integration_rows
 from salesplan.web.pages import render
+from salesplan.web.session import flash as _flash
 from salesplan.web.session import session_row
 
 router = APIRouter(include_in_schema=False)
@@ -41,12 +42,6 @@ def _uuids(values: Sequence[object]) -> list[uuid.UUID]:
         except ValueError:
             continue
     return out
-
-
-async def _flash(request: Request, session: AsyncSession, data: dict[str, Any]) -> None:
-    row = await session_row(request, session)
-    if row is not None:
-        row.flash = data
 
 
 async def _act(
