@@ -7,7 +7,7 @@ statements only it needs; its service holds the rules and calls the repository, 
 
     class LeadRepository(Repository[Lead]):
         model = Lead
-        sort_columns = {"createdAt": Lead.created_at, ...}
+        sort_columns = sorts(Lead, lastName=Lead.last_name, email=Lead.email)
         search_columns = (Lead.first_name, Lead.last_name, Lead.email)
 """
 
@@ -81,6 +81,11 @@ async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str
                 details={"field": "crmId", "crmId": crm_id},
             ) from None
         raise
+
+
+def sorts(model: Any, **more: Any) -> dict[str, Any]:
+    """The sort keys of a list: `createdAt` and `updatedAt`, and `more` (key=column)."""
+    return {"createdAt": model.created_at, "updatedAt": model.updated_at, **more}
 
 
 class Repository(Generic[M]):

@@ -10,10 +10,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import scoped
 from salesplan.models.identity import Membership, Organization, User
+
+USER_SORT = {"createdAt": Membership.created_at, "email": User.email, "fullName": User.full_name}
 
 
 async def slugs_like(session: AsyncSession, base: str) -> set[str]:
@@ -50,11 +52,7 @@ async def list_organizations(
         session,
         stmt,
         params,
-        sort_columns={
-            "createdAt": Organization.created_at,
-            "updatedAt": Organization.updated_at,
-            "name": Organization.name,
-        },
+        sort_columns=sorts(Organization, name=Organization.name),
         id_column=Organization.id,
         codec=codec,
         scalars=True,
@@ -91,11 +89,7 @@ class MembershipRepository(Repository[Membership]):
             self.session,
             stmt,
             params,
-            sort_columns={
-                "createdAt": Membership.created_at,
-                "email": User.email,
-                "fullName": User.full_name,
-            },
+            sort_columns=USER_SORT,
             id_column=User.id,
             codec=codec,
         )
