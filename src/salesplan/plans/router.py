@@ -137,8 +137,14 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
 @read_only
 async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
-    # ETag / If-None-Match (304): plans/versioning.py.
-    return await versioning.get_plan(session, ctx, planId, request.headers.get("if-none-match"))
+    # ETag / If-None-Match (304) and the cached body: plans/versioning.py.
+    return await versioning.get_plan(
+        session,
+        ctx,
+        planId,
+        request.headers.get("if-none-match"),
+        versioning.plan_bodies(request.app),
+    )
 
 
 @router.patch(
