@@ -487,8 +487,7 @@ async def update_task(
     planId: uuid.UUID, taskId: uuid.UUID, body: TaskUpdate, ctx: Write, session: SessionDep
 ) -> Response:
     """Update a task; completing it sets completedAt, reopening it clears it."""
-    await service.update_task(session, ctx, planId, taskId, body)
-    return json_response(await service.task_view(session, ctx, planId, taskId))
+    return json_response(await service.update_task(session, ctx, planId, taskId, body))
 
 
 @router.delete(
