@@ -196,42 +196,33 @@ async def test_every_kind_of_write_shows_at_once_on_both_workers(
     body = await w.check("goal created", call("POST", "/goals", {"title": "another"}))
     # The plan archived and restored.
     await w.check("plan restored after archive", _archive_then_restore(call))
-    # Bulk UPDATEs through a session (no request): a child table, and the plans table.
+    # Bulk UPDATEs through a session (no request): child tables, and the plans table.
+    plan_id = uuid.UUID(pid)
 
-    async def bulk_child(_c: httpx.AsyncClient) -> None:
-        await db.execute(
-            update(PlanTask)
-            .where(PlanTask.plan_id == uuid.UUID(pid))
-            .values(description="bulk")
-            .execution_options(synchronize_session=False)
-        )
-        await db.commit()
+    def bulk(stmt: Any) -> Callable[[httpx.AsyncClient], Awaitable[None]]:
+        async def go(_c: httpx.AsyncClient) -> None:
+            await db.execute(stmt.execution_options(synchronize_session=False))
+            await db.commit()
 
-    body = await w.check("bulk child update", bulk_child)
+        return go
+
+    body = await w.check(
+        "bulk child update",
+        bulk(update(PlanTask).where(PlanTask.plan_id == plan_id).values(description="bulk")),
+    )
     assert {t["description"] for t in body["tasks"]} == {"bulk"}
-
-    async def bulk_plan(_c: httpx.AsyncClient) -> None:
-        await db.execute(
-            update(Plan)
-            .where(Plan.id == uuid.UUID(pid))
-            .values(name="bulk")
-            .execution_options(synchronize_session=False)
-        )
-        await db.commit()
-
-    body = await w.check("bulk plan update", bulk_plan)
+    body = await w.check(
+        "bulk plan update", bulk(update(Plan).where(Plan.id == plan_id).values(name="bulk"))
+    )
     assert body["name"] == "bulk"
-
-    async def bulk_goal_archive(_c: httpx.AsyncClient) -> None:
-        await db.execute(
+    body = await w.check(
+        "bulk goal archive",
+        bulk(
             update(PlanGoal)
-            .where(PlanGoal.plan_id == uuid.UUID(pid), PlanGoal.title == "another")
+            .where(PlanGoal.plan_id == plan_id, PlanGoal.title == "another")
             .values(archived_at=PlanGoal.created_at)
-            .execution_options(synchronize_session=False)
-        )
-        await db.commit()
-
-    body = await w.check("bulk goal archive", bulk_goal_archive)
+        ),
+    )
     assert "another" not in [g["title"] for g in body["goals"]]
 
 
