@@ -379,6 +379,16 @@ def measure(
         f"  rss {fig.rss_mb}",
         flush=True,
     )
+    if fig.non_2xx:
+        # Error answers are fast and inflate req/s: say what they are. A 503 here is usually
+        # the pool timeout (64 connections > pool_size + max_overflow), after which the app
+        # answers 503 to everything for DatabaseHealth's pause.
+        probe = httpx.request(method, url, headers={"Authorization": auth}, timeout=30)
+        print(
+            f"  {config:10} {name:34} WARNING {fig.non_2xx} non-2xx answers; "
+            f"a request now answers {probe.status_code} {probe.text[:120]}",
+            flush=True,
+        )
     return fig
 
 
@@ -501,6 +511,7 @@ def report(figures: list[Figure]) -> list[str]:
             f"{(f'{target:.3f}' if target and f.config == '1w-memory' else ''):>6} "
             f"{f.p50_ms:7.2f} {f.p99_ms:7.2f} {f.p50_1c_ms:6.2f} {f.p99_1c_ms:6.2f} "
             f"{(f'{p99t:.0f}' if p99t else ''):>7} {'/'.join(str(r) for r in f.rss_mb):>12}"
+            + (f"  ! {f.non_2xx} non-2xx: req/s not comparable" if f.non_2xx else "")
         )
     by = {(f.config, f.name): f for f in figures}
     first, deep = (

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import event
 
+from salesplan.plans.versioning import plan_bodies
 from tests.plans.helpers import get, new_plan
 
 
@@ -23,6 +24,12 @@ def counting(engine) -> Iterator[list[str]]:
         yield statements
     finally:
         event.remove(engine.sync_engine, "before_cursor_execute", record)
+
+
+def of_the_route(statements: list[str]) -> list[str]:
+    """The statements of the route itself: without the API key's lookup, which the principal
+    cache skips for a few seconds only (a slow machine sees it expire between two requests)."""
+    return [s for s in statements if "api_keys" not in s]
 
 
 def _big(milestones: int, goals: int, tasks: int) -> dict:
@@ -41,11 +48,13 @@ def _big(milestones: int, goals: int, tasks: int) -> dict:
 
 
 async def _count_get(client, actor, app, plan_id: str) -> int:
+    """Statements of a getPlan that renders the plan (its body not cached)."""
     await get(client, actor, f"/{plan_id}")  # warm: the key's last-used stamp is written once
+    plan_bodies(app).clear()
     with counting(app.state.engine) as statements:
         resp = await get(client, actor, f"/{plan_id}")
     assert resp.status_code == 200
-    return len(statements)
+    return len(of_the_route(statements))
 
 
 async def test_get_plan_runs_the_same_number_of_queries_for_1_and_300_tasks(
@@ -68,7 +77,7 @@ async def test_list_plans_with_children_runs_a_fixed_number_of_queries(
         await get(client, actor, "", include="milestones,goals,tasks")
         with counting(app.state.engine) as statements:
             await get(client, actor, "", include="milestones,goals,tasks")
-        return len(statements)
+        return len(of_the_route(statements))
 
     one = await count()
     for _ in range(3):

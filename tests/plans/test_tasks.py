@@ -145,3 +145,25 @@ async def test_my_tasks_are_the_tasks_assigned_to_the_caller(client, db, actor) 
     assert ids(await client.get(url, headers=h, params={"dueBefore": "2026-02-01"})) == []
     await delete(client, actor, f"/{p2}")
     assert ids(await client.get(url, headers=h)) == [mine_open["id"]]
+
+
+async def test_an_updated_task_answers_what_a_read_answers(client, db, actor) -> None:
+    """updatePlanTask renders the task it wrote without reading it back: the same object,
+    byte for byte, as getPlanTask and the plan's own rendering."""
+    plan = await new_plan(client, db, actor, milestones=[{"milestone": {"name": "m"}}])
+    pid, mid = plan["id"], plan["milestones"][0]["id"]
+    task = await _task(client, actor, pid, description="d")
+    for body in (
+        {"completed": True},
+        {"title": "renamed", "targetDate": "2026-12-24", "milestoneId": mid},
+        {"assignedToId": str(actor.user.id), "description": None},
+        {"completed": False, "milestoneId": None, "assignedToId": None},
+    ):
+        resp = await patch(client, actor, f"/{pid}/tasks/{task['id']}", body)
+        assert resp.status_code == 200, resp.text
+        read = await get(client, actor, f"/{pid}/tasks/{task['id']}")
+        assert resp.content == read.content
+        whole = (await get(client, actor, f"/{pid}")).json()
+        rendered = [t for t in whole["tasks"] if t["id"] == task["id"]]
+        rendered += [t for m in whole["milestones"] for t in m["tasks"] if t["id"] == task["id"]]
+        assert rendered and all(t == resp.json() for t in rendered)

@@ -40,26 +40,36 @@ async def find_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UU
     return await get_scoped(session, Plan, ctx, plan_id)
 
 
-async def live_plan(
-    session: AsyncSession,
-    ctx: RequestContext,
-    plan_id: uuid.UUID,
-    child: tuple[Any, uuid.UUID] | None = None,
-) -> Plan:
-    """The plan whose children are written: an archived plan is read-only until restored.
-    With `child` = (model, id), that child must exist too, and that is checked first: contract
-    §2 puts existence (404) before semantics (422)."""
+async def live_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
+    """The plan whose children are written: an archived plan is read-only until restored."""
+    plan = await _locked_plan(session, ctx, plan_id)
+    _refuse_archived(plan)
+    return plan
+
+
+async def live_child(
+    session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
+) -> Any:
+    """A child row written in a live plan: the plan locked, the row found, in the order
+    contract §2 puts them: existence (404) before semantics (422, an archived plan)."""
+    plan = await _locked_plan(session, ctx, plan_id)
+    row = await child_row(session, ctx, model, plan_id, row_id)
+    _refuse_archived(plan)
+    return row
+
+
+async def _locked_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
     # Locked until the transaction ends: writes to one plan's content run one after the other,
     # so that a reorder, an archive or a nesting check sees the others' committed result.
-    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
-    if child is not None:
-        await child_row(session, ctx, child[0], plan_id, child[1])
+    return await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+
+
+def _refuse_archived(plan: Plan) -> None:
     if plan.archived_at is not None:
         raise Unprocessable(
             "The plan is archived; restore it before changing its content.",
-            details={"planId": str(plan_id), "reason": "plan_archived"},
+            details={"planId": str(plan.id), "reason": "plan_archived"},
         )
-    return plan
 
 
 async def child_row(
@@ -138,8 +148,7 @@ async def open_patch(
     """The start every PATCH of a plan's child shares: the plan live and locked, the row found
     (404 before 422), no null where none may be, and a named milestone live in this plan.
     Answers the row and what was sent."""
-    await live_plan(session, ctx, plan_id, (model, row_id))
-    row = await child_row(session, ctx, model, plan_id, row_id)
+    row = await live_child(session, ctx, model, plan_id, row_id)
     sent: dict[str, Any] = body.sent()
     reject_nulls(sent, not_null)
     if sent.get("milestone_id") is not None:

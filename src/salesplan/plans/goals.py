@@ -24,6 +24,7 @@ from salesplan.plans.checks import (
     check_milestone,
     child_row,
     close_patch,
+    live_child,
     live_plan,
     new_id,
     open_patch,
@@ -206,8 +207,7 @@ async def update_goal(
 async def restore_goal(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
 ) -> None:
-    await live_plan(session, ctx, plan_id, (PlanGoal, goal_id))
-    row: PlanGoal = await child_row(session, ctx, PlanGoal, plan_id, goal_id)
+    row: PlanGoal = await live_child(session, ctx, PlanGoal, plan_id, goal_id)
     if row.archived_at is None:
         return
     if row.parent_goal_id is not None:
@@ -230,8 +230,7 @@ async def restore_goal(
 async def archive_child(
     session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
 ) -> None:
-    await live_plan(session, ctx, plan_id, (model, row_id))
-    row = await child_row(session, ctx, model, plan_id, row_id)
+    row = await live_child(session, ctx, model, plan_id, row_id)
     if row.archived_at is not None:
         return
     now = utcnow()

@@ -15,7 +15,7 @@ from salesplan.kit.clock import today, utcnow
 from salesplan.kit.scoping import scoped
 from salesplan.models.plans import Plan, PlanMilestone
 from salesplan.plans import repository as repo
-from salesplan.plans.checks import check_owners, child_row, live_plan, open_patch
+from salesplan.plans.checks import check_owners, live_child, live_plan, open_patch
 from salesplan.plans.schemas import (
     MilestoneCreate,
     MilestoneReorder,
@@ -107,8 +107,7 @@ async def update_milestone(
 async def restore_milestone(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID
 ) -> None:
-    await live_plan(session, ctx, plan_id, (PlanMilestone, milestone_id))
-    row: PlanMilestone = await child_row(session, ctx, PlanMilestone, plan_id, milestone_id)
+    row: PlanMilestone = await live_child(session, ctx, PlanMilestone, plan_id, milestone_id)
     if row.archived_at is not None:
         row.archived_at = None
         row.updated_at = utcnow()

@@ -26,10 +26,7 @@ from salesplan.plans.checks import check_assignee, check_owners, find_plan, new_
 from salesplan.plans.entities import attach, resolve_entity
 from salesplan.plans.goals import seed_goals
 from salesplan.plans.milestones import milestone_row
-from salesplan.plans.render import (
-    EMPTY,
-    plan_base,
-)
+from salesplan.plans.render import EMPTY, bare_plan, plan_base
 from salesplan.plans.schemas import (
     PlanCreate,
     PlanUpdate,
@@ -116,7 +113,9 @@ async def list_plans(
         id_column=P.c.id,
         codec=codec,
     )
-    trees = await repo.plan_trees(conn, ctx, [r.id for r in rows]) if include else {}
+    if not include:
+        return [bare_plan(r) for r in rows], meta
+    trees = await repo.plan_trees(conn, ctx, [r.id for r in rows])
     return [trees.get(r.id, EMPTY).plan(plan_base(r), include) for r in rows], meta
 
 

@@ -14,7 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
-from salesplan.plans.render import GOAL_KEYS, MILESTONE_KEYS, PLAN_KEYS, TASK_KEYS, PlanTree
+from salesplan.plans.render import (
+    GOAL_KEYS,
+    MILESTONE_KEYS,
+    PLAN_KEYS,
+    TASK_KEYS,
+    PlanTree,
+    wire_attribute,
+)
 
 P = Plan.__table__
 M = PlanMilestone.__table__
@@ -25,16 +32,12 @@ T = PlanTask.__table__
 _PLAIN_DATETIME = DateTime(timezone=True)
 
 
-def _snake(key: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in key)
-
-
 def wire_columns(table: Any, keys: Sequence[str]) -> list[Any]:
     """The table's columns in wire order. Date-times skip the UTCDateTime decorator: asyncpg
     already answers aware UTC values and the renderer reads SQLite's naive ones as UTC."""
     columns = []
     for key in keys:
-        column = table.c[_snake(key)]
+        column = table.c[wire_attribute(key)]
         if isinstance(column.type, type(Plan.__table__.c.created_at.type)):
             column = type_coerce(column, _PLAIN_DATETIME).label(column.name)
         columns.append(column)

@@ -137,8 +137,14 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
 @read_only
 async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
-    # ETag / If-None-Match (304): plans/versioning.py.
-    return await versioning.get_plan(session, ctx, planId, request.headers.get("if-none-match"))
+    # ETag / If-None-Match (304) and the cached body: plans/versioning.py.
+    return await versioning.get_plan(
+        session,
+        ctx,
+        planId,
+        request.headers.get("if-none-match"),
+        versioning.plan_bodies(request.app),
+    )
 
 
 @router.patch(
@@ -481,8 +487,7 @@ async def update_task(
     planId: uuid.UUID, taskId: uuid.UUID, body: TaskUpdate, ctx: Write, session: SessionDep
 ) -> Response:
     """Update a task; completing it sets completedAt, reopening it clears it."""
-    await service.update_task(session, ctx, planId, taskId, body)
-    return json_response(await service.task_view(session, ctx, planId, taskId))
+    return json_response(await service.update_task(session, ctx, planId, taskId, body))
 
 
 @router.delete(

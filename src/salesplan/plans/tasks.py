@@ -25,9 +25,7 @@ from salesplan.plans.checks import (
     live_plan,
     open_patch,
 )
-from salesplan.plans.render import (
-    task_dict,
-)
+from salesplan.plans.render import task_dict, task_object_dict
 from salesplan.plans.schemas import (
     TaskCreate,
     TaskFields,
@@ -71,7 +69,8 @@ async def update_task(
     plan_id: uuid.UUID,
     task_id: uuid.UUID,
     body: TaskUpdate,
-) -> None:
+) -> dict[str, Any]:
+    """The task updated, as the API answers it (rendered from what was written)."""
     row, sent = await open_patch(
         session, ctx, PlanTask, plan_id, task_id, body, ("title", "completed")
     )
@@ -82,6 +81,7 @@ async def update_task(
     elif sent.get("completed") is False and row.completed:
         row.completed_at = None
     await close_patch(session, row, sent)
+    return task_object_dict(row)
 
 
 async def list_my_tasks(

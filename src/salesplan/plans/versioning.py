@@ -16,6 +16,7 @@ labels an older body than its own."""
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from itertools import chain
 from typing import Any
 
@@ -25,7 +26,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
-from salesplan.kit.responses import json_response
+from salesplan.kit.responses import json_bytes
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
@@ -120,25 +121,92 @@ async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UU
     return (await conn.execute(stmt)).scalar_one_or_none()
 
 
+# --- the rendered bodies -----------------------------------------------------------------------
+
+
+class PlanBodies:
+    """getPlan bodies of this process, serialized, by (plan id, version): least recently used
+    first out past `max_bytes`, and one version a plan (a newer one replaces the older).
+
+    Exact because of the version: every write to a plan or its children bumps it in its own
+    transaction, and an entry is stored only when the plan's version was the same before and
+    after its children were read, so the body stored under a version is the body of that
+    version. Other processes need no message: they look the version up on every read (the one
+    indexed statement getPlan runs anyway) and miss on a newer one. Ids are never reused
+    (uuid7), so a (plan id, version) pair names one body for the database's whole life."""
+
+    def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._bodies: OrderedDict[uuid.UUID, tuple[int, bytes]] = OrderedDict()
+
+    def get(self, plan_id: uuid.UUID, version: int) -> bytes | None:
+        found = self._bodies.get(plan_id)
+        if found is None or found[0] != version:
+            return None
+        self._bodies.move_to_end(plan_id)
+        return found[1]
+
+    def put(self, plan_id: uuid.UUID, version: int, body: bytes) -> None:
+        old = self._bodies.pop(plan_id, None)
+        if old is not None:
+            self.size -= len(old[1])
+            if old[0] > version:  # a slower reader of an older version: keep the newer body
+                self._bodies[plan_id] = old
+                self.size += len(old[1])
+                return
+        if len(body) > self.max_bytes // 4:  # too big to keep (its older version goes too)
+            return
+        self._bodies[plan_id] = (version, body)
+        self.size += len(body)
+        while self.size > self.max_bytes:
+            _, (_, evicted) = self._bodies.popitem(last=False)
+            self.size -= len(evicted)
+
+    def clear(self) -> None:
+        self._bodies.clear()
+        self.size = 0
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+
+def plan_bodies(app: Any) -> PlanBodies:
+    """The app's cache of getPlan bodies (one per app, so one per worker process)."""
+    bodies: PlanBodies | None = getattr(app.state, "plan_bodies", None)
+    if bodies is None:
+        bodies = app.state.plan_bodies = PlanBodies()
+    return bodies
+
+
+_PLAN_ROW = [*repo.PLAN_COLUMNS, P.c.version]
+
+
 async def get_plan(
-    session: AsyncSession, ctx: TenantScope, plan_id: uuid.UUID, if_none_match: str | None
+    session: AsyncSession,
+    ctx: TenantScope,
+    plan_id: uuid.UUID,
+    if_none_match: str | None,
+    bodies: PlanBodies,
 ) -> Response:
-    """getPlan with revalidation. With If-None-Match: one indexed statement, and a 304 without
-    a body when the tag is current. Otherwise the full read, the version taken by the plan's
-    own statement, before the children's: the tag never names a body older than the one sent."""
+    """getPlan with revalidation and the cached body. The plan's row with its version first
+    (one indexed statement): a 304 without a body when If-None-Match names the current tag,
+    else the body of that version from `bodies`. On a miss the children are read and the
+    body rendered; it is kept only if the version did not move meanwhile (a write committed
+    between the statements may show in the children). Either way the tag is the version read
+    first, so it never names a body older than the one sent."""
     conn = await session.connection()
-    if if_none_match:
-        version = await plan_version(conn, ctx, plan_id)
-        if version is None:
-            raise NotFound("Plan not found.", details={"id": str(plan_id)})
-        tag = etag(version)
-        if matches(if_none_match, tag):
-            return Response(status_code=304, headers={"ETag": tag})
-    stmt = scoped(select(*repo.PLAN_COLUMNS, P.c.version).where(P.c.id == plan_id), ctx, Plan)
+    stmt = scoped(select(*_PLAN_ROW).where(P.c.id == plan_id), ctx, Plan)
     row = (await conn.execute(stmt)).first()
     if row is None:
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
-    body = (await repo.plan_tree(conn, ctx, plan_id)).plan(plan_base(row))
-    response = json_response(body)
-    response.headers["ETag"] = etag(row.version)
-    return response
+    version = row.version
+    tag = etag(version)
+    if matches(if_none_match, tag):
+        return Response(status_code=304, headers={"ETag": tag})
+    body = bodies.get(plan_id, version)
+    if body is None:
+        body = json_bytes((await repo.plan_tree(conn, ctx, plan_id)).plan(plan_base(row)))
+        if await plan_version(conn, ctx, plan_id) == version:
+            bodies.put(plan_id, version, body)
+    return Response(body, media_type="application/json", headers={"ETag": tag})
