@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Annotated, Any, cast
+from typing import Annotated
 
-import click
 import typer
 from typer.core import TyperOption
 
@@ -19,11 +18,12 @@ from salesplan.cli.support import emit, ensure_migrated, err, fail, run_in_sessi
 from salesplan.config import Settings
 
 
-def _option_label(self: TyperOption, ctx: click.Context) -> str | None:
-    """`--scope SCOPE` in --help, not typer's `<list[str]>`: the metavar, else click's word."""
+def _option_label(self: TyperOption, ctx: typer.Context) -> str | None:
+    """`--scope SCOPE` in --help, not typer's `<list[str]>`: the metavar, else the option's name
+    (`--batch-size BATCH_SIZE`)."""
     if self.is_flag:
         return None
-    return self.metavar or str(cast(Any, self).type.name).upper()  # click.Parameter.type
+    return self.metavar or (self.name or "value").upper()
 
 
 TyperOption.display_type_rich = _option_label  # type: ignore[method-assign,assignment]

@@ -372,10 +372,12 @@ def revoke_oauth_app(
 def set_integration_cmd(
     org: OrgOpt,
     slack_webhook_url: Annotated[
-        str | None, typer.Option("--slack-webhook-url", help="Incoming webhook; '' clears it.")
+        str | None,
+        typer.Option("--slack-webhook-url", metavar="URL", help="Incoming webhook; '' clears it."),
     ] = None,
     slack_signing_secret: Annotated[
-        str | None, typer.Option("--slack-signing-secret", help="Events API signing secret.")
+        str | None,
+        typer.Option("--slack-signing-secret", metavar="SECRET", help="Events API signing secret."),
     ] = None,
 ) -> None:
     """Set an organization's Slack integration (stored encrypted); prints what is configured."""

@@ -18,9 +18,13 @@ import_app = typer.Typer(no_args_is_help=True, help="Import accounts or contacts
 FileArg = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)]
 RejectedOpt = Annotated[
     Path | None,
-    typer.Option("--rejected", help="Where to write rejected rows (default FILE.rejected.csv)."),
+    typer.Option(
+        "--rejected",
+        metavar="PATH",
+        help="Where to write rejected rows (default FILE.rejected.csv).",
+    ),
 ]
-BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, max=1000)]
+BatchOpt = Annotated[int, typer.Option("--batch-size", metavar="N", min=1, max=1000)]
 
 
 def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: int) -> None:

@@ -22,7 +22,7 @@ from salesplan.errors import AppError
 T = TypeVar("T")
 err = Console(stderr=True)
 
-OrgOpt = Annotated[str, typer.Option("--org", help="Organization id.")]
+OrgOpt = Annotated[str, typer.Option("--org", metavar="ORG_ID", help="Organization id.")]
 
 
 def emit(data: dict[str, Any], title: str = "") -> None:
