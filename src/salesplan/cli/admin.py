@@ -43,10 +43,12 @@ def _iso(value: Any) -> str | None:
 
 
 def _listing(
-    model: Any, owner: Any, user_id: uuid.UUID | None, row: Callable[[Any], dict[str, Any]]
+    model: Any, owner: Any, user: str | None, row: Callable[[Any], dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Every row of `model` (oldest first), only `user_id`'s (by the column `owner`) if given."""
+    """Every row of `model` (oldest first), only those of `--user` (the column `owner`) if given."""
     from sqlalchemy import select
+
+    user_id = parse_uuid(user, "--user") if user else None
 
     async def go(session: AsyncSession) -> list[dict[str, Any]]:
         query = select(model).order_by(model.created_at, model.id)
@@ -292,8 +294,7 @@ def list_api_keys(
     """List API keys (never the keys themselves), revoked ones included."""
     from salesplan.models.identity import ApiKey
 
-    user_id = parse_uuid(user, "--user") if user else None
-    emit_rows(_listing(ApiKey, ApiKey.user_id, user_id, _key_row), "API keys")
+    emit_rows(_listing(ApiKey, ApiKey.user_id, user, _key_row), "API keys")
 
 
 @admin.command("revoke-api-key")
@@ -340,8 +341,7 @@ def list_oauth_apps(
     """List OAuth apps, those registered dynamically by MCP clients included."""
     from salesplan.models.oauth import OAuthApp
 
-    user_id = parse_uuid(user, "--user") if user else None
-    emit_rows(_listing(OAuthApp, OAuthApp.owner_user_id, user_id, _app_row), "OAuth apps")
+    emit_rows(_listing(OAuthApp, OAuthApp.owner_user_id, user, _app_row), "OAuth apps")
 
 
 @admin.command("revoke-oauth-app")
