@@ -132,18 +132,22 @@ def validation_errors(errors: Any) -> list[dict[str, Any]]:
     return out
 
 
+# An HTTPException (raised by Starlette, or by the body-size guard in middleware.py) rendered with
+# the code and message of the AppError of its status: one text per status.
 _HTTP_CODES = {
-    400: ("validation_error", "The request is not valid."),
-    401: ("unauthorized", "A valid bearer token is required."),
-    403: ("forbidden", "Not allowed."),
-    404: ("not_found", "The resource was not found."),
-    405: ("method_not_allowed", "The method is not allowed on this resource."),
-    409: ("conflict", "The request conflicts with the current state."),
-    413: ("payload_too_large", "The request body is too large."),
-    422: ("unprocessable", "The request cannot be processed."),
-    429: ("rate_limit_exceeded", "Rate limit exceeded."),
-    503: ("service_unavailable", "The service is temporarily unavailable; retry later."),
-}
+    cls.status: (cls.code, cls.message)
+    for cls in (
+        ValidationFailed,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        Conflict,
+        PayloadTooLarge,
+        Unprocessable,
+        RateLimited,
+        ServiceUnavailable,
+    )
+} | {405: ("method_not_allowed", "The method is not allowed on this resource.")}
 
 
 async def _app_error(request: Request, exc: Exception) -> Response:
@@ -154,9 +158,9 @@ async def _app_error(request: Request, exc: Exception) -> Response:
 async def _request_validation(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     return error_response(
-        400,
-        "validation_error",
-        "The request is not valid.",
+        ValidationFailed.status,
+        ValidationFailed.code,
+        ValidationFailed.message,
         {"errors": validation_errors(exc.errors())},
     )
 

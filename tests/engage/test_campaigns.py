@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 from salesplan.models.engage import EngageEnrollment, EngageSuppression
 from tests.engage.helpers import API, bulk_contacts, campaign, email_template, run_worker
 from tests.fixtures.crm import make_account, make_contact
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor
-from tests.foundation.test_errors import assert_envelope
 
 
 async def test_campaign_is_created_draft_with_its_flow(client, actor) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tests.engage.helpers import API, bulk_contacts
 from tests.fixtures.crm import make_account, make_contact
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor
-from tests.foundation.test_errors import assert_envelope
 
 
 async def manual_list(client, actor) -> dict:

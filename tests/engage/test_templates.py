@@ -7,8 +7,8 @@ from sqlalchemy import func, select
 from salesplan.models.engage import EngageDraft
 from tests.engage.helpers import API, email_template
 from tests.fixtures.crm import make_account, make_contact
+from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor, make_key
-from tests.foundation.test_errors import assert_envelope
 
 TEMPLATE_KEYS = {
     "id", "name", "channel", "subject", "body", "bodyHtml", "archivedAt", "createdAt", "updatedAt",

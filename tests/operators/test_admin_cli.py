@@ -165,7 +165,9 @@ async def test_an_authorization_code_app_needs_a_redirect_uri(cli_db: str) -> No
 
 def test_help_names_no_python_types() -> None:
     for command in (
-        [], ["admin"], ["serve"], ["admin", "create-api-key"], ["admin", "create-oauth-app"],
+        [], ["admin"], ["serve"], ["import", "accounts"], ["import", "contacts"],
+        ["admin", "set-integration"], ["admin", "inbound-secret"],
+        ["admin", "create-api-key"], ["admin", "create-oauth-app"],
         ["admin", "create-user"], ["admin", "set-password"], ["admin", "list-api-keys"],
     ):  # fmt: skip
         result = subprocess.run(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import math
 
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import build_policy
@@ -13,12 +13,29 @@ from tests.ratelimit.conftest import app_client, unique_prefix
 ORGS = "/api/v1/organizations"
 
 
+async def _log(store: RedisStore, bucket: str) -> list[tuple[bytes, float]]:
+    """The bucket's sliding log: (member, Redis-clock microseconds), oldest first."""
+    return list(await store._redis.zrange(store.prefix + bucket, 0, -1, withscores=True))
+
+
+async def _redis_now_us(store: RedisStore) -> int:
+    seconds, micros = await store._redis.time()
+    return int(seconds) * 1_000_000 + int(micros)
+
+
+async def _stamp(store: RedisStore, bucket: str, member: bytes, score: float) -> None:
+    """Move one entry of the log to `score`: the entry as if it had been admitted then (time
+    passes on Redis's clock without the test waiting)."""
+    await store._redis.zadd(store.prefix + bucket, {member: score})
+
+
 async def test_redis_store_counts_and_reports_like_the_memory_store(redis_store) -> None:
     decisions = [await redis_store.hit("k", 3, 60) for _ in range(4)]
     assert [d.allowed for d in decisions] == [True, True, True, False]
     assert [d.remaining for d in decisions] == [2, 1, 0, 0]
+    first = (await _log(redis_store, "k"))[0][1] / 1e6  # Redis's clock, seconds
     first_reset = decisions[0].reset_at
-    assert abs(first_reset - (time.time() + 60)) < 5  # Redis's clock is this machine's here
+    assert first_reset == math.ceil(first + 60)  # the first unit frees a window after it
     assert decisions[3].reset_at == first_reset
     assert 1 <= decisions[3].retry_after <= 60
 
@@ -55,40 +72,41 @@ async def test_concurrent_hits_never_exceed_the_limit(redis_url: str, redis_stor
 
 
 async def test_denial_persists_until_the_oldest_entry_expires(redis_store) -> None:
-    """A 1-second window: fill it, then denied until (on Redis's clock) the first unit is a
-    full window old, never earlier."""
-    key = redis_store.prefix + "short"
+    """Fill a 60-second window, then age its first unit on Redis's clock: one microsecond short
+    of a full window it still holds the bucket denied; a full window old it leaves the log and
+    the bucket admits again, never earlier."""
     for _ in range(3):
-        assert (await redis_store.hit("short", 3, 1.0)).allowed
-    stamped = await redis_store._redis.zrange(key, 0, -1, withscores=True)
-    first = min(score for _, score in stamped)  # microseconds, Redis's clock
-    denied = 0
-    while not (decision := await redis_store.hit("short", 3, 1.0)).allowed:
-        denied += 1
-        assert decision.retry_after == 1
-        await asyncio.sleep(0.02)
-    stamped = await redis_store._redis.zrange(key, 0, -1, withscores=True)
-    admitted = max(score for _, score in stamped)
-    # Admitted again only once the first unit was a full window old, and it left the log.
-    assert admitted - first >= 1_000_000
-    assert first not in {score for _, score in stamped}
-    assert denied > 0
+        assert (await redis_store.hit("short", 3, 60)).allowed
+    first, _ = (await _log(redis_store, "short"))[0]
+    window_us = 60_000_000
+    await _stamp(redis_store, "short", first, await _redis_now_us(redis_store) - window_us + 5e6)
+    denied = await redis_store.hit("short", 3, 60)
+    assert not denied.allowed and 1 <= denied.retry_after <= 5
+    assert first in {member for member, _ in await _log(redis_store, "short")}
+    await _stamp(redis_store, "short", first, await _redis_now_us(redis_store) - window_us)
+    assert (await redis_store.hit("short", 3, 60)).allowed
+    log = await _log(redis_store, "short")
+    assert first not in {member for member, _ in log} and len(log) == 3
 
 
 async def test_any_window_span_holds_at_most_the_limit_on_redis_time(redis_store) -> None:
-    """The sliding log on Redis's clock: hammer a 0.5 s window for 3 windows; the scores that
-    Redis stamped on the allowed units never put more than the limit in any window span."""
-    window_us = 500_000
-    key = redis_store.prefix + "slide"
+    """The sliding log on Redis's clock: as units age out one by one, each admits exactly one
+    more, and the scores Redis stamped never put more than the limit in any window span."""
+    window_us = 60_000_000
     stamps: dict[bytes, float] = {}
-    deadline = time.monotonic() + 1.5
-    while time.monotonic() < deadline:
-        if (await redis_store.hit("slide", 5, 0.5)).allowed:
-            for member, score in await redis_store._redis.zrange(key, 0, -1, withscores=True):
-                stamps[member] = score
-        await asyncio.sleep(0.005)
+    for _ in range(5):
+        assert (await redis_store.hit("slide", 5, 60)).allowed
+    for _ in range(4):
+        assert not (await redis_store.hit("slide", 5, 60)).allowed
+        oldest, _ = (await _log(redis_store, "slide"))[0]
+        stamps[oldest] = await _redis_now_us(redis_store) - window_us
+        await _stamp(redis_store, "slide", oldest, stamps[oldest])
+        assert (await redis_store.hit("slide", 5, 60)).allowed
+        log = await _log(redis_store, "slide")
+        assert len(log) == 5 and oldest not in {member for member, _ in log}
+        stamps.update(log)
     times = sorted(stamps.values())
-    assert len(times) >= 10  # it kept serving as units freed up
+    assert len(times) == 9
     for i, t in enumerate(times):
         assert sum(1 for u in times[: i + 1] if u > t - window_us) <= 5
 

@@ -25,6 +25,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.tools.base import Tool
@@ -152,10 +153,12 @@ def build_server() -> MCPServer:
     listing = lowlevel.get_request_handler("tools/list")
     assert listing is not None
 
-    async def list_permitted_tools(ctx: Any, params: Any) -> ListToolsResult:
+    async def list_permitted_tools(
+        ctx: ServerRequestContext[Any, Any], params: Any
+    ) -> ListToolsResult:
         result = await listing.handler(ctx, params)
         assert isinstance(result, ListToolsResult)
-        request = getattr(ctx, "request", None)
+        request = ctx.request
         state = request.scope.get("state", {}) if isinstance(request, Request) else {}
         principal = state.get(PRINCIPAL_KEY)
         result.tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]

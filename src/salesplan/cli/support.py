@@ -1,6 +1,6 @@
 """What every CLI command shares: output (JSON when piped, tables on a terminal), failing with
-one clear line, running in one transaction on a migrated database, and parsing ids. `cli.py`
-and the sub-command modules (`accounts/import_cli.py`) import these; nothing here imports them."""
+one clear line, running in one transaction on a migrated database, and parsing ids. The command
+modules of `salesplan.cli` import these; nothing here imports them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,6 +21,8 @@ from salesplan.errors import AppError
 
 T = TypeVar("T")
 err = Console(stderr=True)
+
+OrgOpt = Annotated[str, typer.Option("--org", metavar="ORG_ID", help="Organization id.")]
 
 
 def emit(data: dict[str, Any], title: str = "") -> None:
@@ -113,3 +115,8 @@ def parse_uuid(value: str, what: str) -> uuid.UUID:
     except ValueError:
         fail(f"{what} must be a UUID, got {value!r}")
         raise
+
+
+def parse_uuids(values: list[str] | None, what: str) -> list[uuid.UUID] | None:
+    """Each of a repeated option's values as a UUID; None when the option was not given."""
+    return [parse_uuid(value, what) for value in values] if values else None

@@ -1,4 +1,5 @@
-"""`salesplan import accounts|contacts FILE.csv --org ID` (the logic is in importer.py)."""
+"""`salesplan import accounts|contacts FILE.csv --org ID` (the logic is in
+salesplan.accounts.importer)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ from typing import Annotated
 import typer
 
 from salesplan.accounts.importer import BATCH_SIZE, ImportSummary, Kind, count_rows, run_import
+from salesplan.cli.support import OrgOpt, emit, ensure_migrated, err, fail, parse_uuid
 
 import_app = typer.Typer(no_args_is_help=True, help="Import accounts or contacts from CSV.")
 
 FileArg = Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True)]
-OrgOpt = Annotated[str, typer.Option("--org", help="Organization id.")]
 RejectedOpt = Annotated[
     Path | None,
-    typer.Option("--rejected", help="Where to write rejected rows (default FILE.rejected.csv)."),
+    typer.Option(
+        "--rejected",
+        metavar="PATH",
+        help="Where to write rejected rows (default FILE.rejected.csv).",
+    ),
 ]
-BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, max=1000)]
+BatchOpt = Annotated[int, typer.Option("--batch-size", metavar="N", min=1, max=1000)]
 
 
 def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: int) -> None:
@@ -27,13 +32,11 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from salesplan.cli_support import emit, ensure_migrated, err, fail
-    from salesplan.cli_support import parse_uuid as _uuid
     from salesplan.config import Settings
     from salesplan.db import create_engine, create_sessionmaker
     from salesplan.errors import AppError
 
-    org_id = _uuid(org, "--org")
+    org_id = parse_uuid(org, "--org")
     settings = Settings()
     ensure_migrated(settings)
     rejected_path = rejected or file.with_name(file.stem + ".rejected.csv")

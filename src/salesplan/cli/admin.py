@@ -1,65 +1,36 @@
-"""The `salesplan` command: serve, migrate, demo, admin, worker."""
+"""`salesplan admin …`: organizations, users, passwords, API keys, OAuth apps and integrations."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import uuid
-from typing import Annotated, Any, TypeVar, cast
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 from sqlalchemy.ext.asyncio import AsyncSession
-from typer.core import TyperOption
 
-from salesplan import __version__
-from salesplan.cli_support import (
+from salesplan.cli.support import (
+    OrgOpt,
     emit,
     emit_rows,
-    ensure_migrated,
-    err,
     fail,
+    parse_uuid,
+    parse_uuids,
     run_in_session,
-    upgrade_or_fail,
 )
-from salesplan.cli_support import parse_uuid as _uuid
 from salesplan.config import Settings
 
-T = TypeVar("T")
 MIN_PASSWORD = 12  # NIST SP 800-63B: length, no composition rules
 
-
-def _option_label(self: TyperOption, ctx: Any) -> str | None:
-    """`--scope SCOPE` in --help, not typer's `<list[str]>`: the metavar, else click's word."""
-    if self.is_flag:
-        return None
-    return self.metavar or str(cast(Any, self).type.name).upper()  # click.Parameter.type
-
-
-TyperOption.display_type_rich = _option_label  # type: ignore[method-assign,assignment]
-
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="salesplan server and admin.")
 admin = typer.Typer(
     no_args_is_help=True, help="Organizations, users, passwords, API keys and OAuth apps."
 )
-app.add_typer(admin, name="admin")
 
-
-def _version(value: bool) -> None:
-    if value:
-        print(f"salesplan {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def main_options(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """salesplan server and admin."""
+UserOpt = Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")]
+ScopesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--scope", metavar="SCOPE", help="Repeat; all when omitted."),
+]
 
 
 def check_password(password: str) -> None:
@@ -67,73 +38,25 @@ def check_password(password: str) -> None:
         fail(f"the password must be at least {MIN_PASSWORD} characters (a passphrase is fine).")
 
 
-def served_origin(host: str, port: int) -> str:
-    """`http://{host}:{port}`, with an IPv6 address in brackets."""
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
 
 
-@app.command()
-def serve(
-    host: Annotated[str, typer.Option(metavar="HOST", help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(metavar="PORT", help="Port to bind.")] = 8000,
-    workers: Annotated[
-        int, typer.Option(metavar="N", help="Worker processes (PostgreSQL + Redis).")
-    ] = 1,
-) -> None:
-    """Serve REST, MCP, OAuth and the web pages (migrates the embedded database first)."""
-    import uvicorn
+def _listing(
+    model: Any, owner: Any, user: str | None, row: Callable[[Any], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every row of `model` (oldest first), only those of `--user` (the column `owner`) if given."""
+    from sqlalchemy import select
 
-    settings = Settings()
-    if workers > 1 and settings.is_sqlite:
-        fail("--workers above 1 needs PostgreSQL (SALESPLAN_DATABASE_URL).")
-    if workers > 1 and not settings.redis_url:
-        fail("--workers above 1 needs SALESPLAN_REDIS_URL so that rate limits are shared.")
-    if not settings.is_sqlite and not settings.secret_key:
-        fail("SALESPLAN_SECRET_KEY is required with PostgreSQL.")
-    ensure_migrated(settings)
-    if "public_url" not in settings.model_fields_set:
-        # Links (discovery, mapUrl, WWW-Authenticate) name the origin actually served. Through
-        # the environment, so that every worker process's Settings() reads it.
-        os.environ["SALESPLAN_PUBLIC_URL"] = served_origin(host, port)
-    err.print(f"salesplan serving on http://{host}:{port} (API at /api/v1, docs at /docs)")
-    uvicorn.run(
-        "salesplan.app:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=settings.log_level,
-        proxy_headers=False,  # the app's own, from SALESPLAN_TRUSTED_PROXIES only
-    )
+    user_id = parse_uuid(user, "--user") if user else None
 
+    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+        query = select(model).order_by(model.created_at, model.id)
+        if user_id is not None:
+            query = query.where(owner == user_id)
+        return [row(r) for r in (await session.execute(query)).scalars()]
 
-@app.command()
-def migrate() -> None:
-    """Apply database migrations (Alembic)."""
-    settings = Settings()
-    upgrade_or_fail(settings.database_url)
-    err.print("database is up to date")
-
-
-@app.command()
-def demo() -> None:
-    """Load a demo organization once and print a sign-in and a new API key."""
-    from salesplan.demo import load_demo
-
-    settings = Settings()
-    result = run_in_session(load_demo, settings)
-    emit(
-        {
-            "organizationId": result.organization_id,
-            "userId": result.user_id,
-            "signIn": f"{settings.public_url}/login",
-            "email": result.email,
-            "password": result.password,
-            "apiKey": result.api_key,
-            "loaded": result.created,
-        },
-        "salesplan demo",
-    )
+    return run_in_session(go)
 
 
 @admin.command("create-org")
@@ -170,7 +93,7 @@ def create_user(
     """Add a user (or a membership of an existing user); prints {"id": …}."""
     from salesplan.organizations.service import add_user
 
-    org_id = _uuid(org, "--org")
+    org_id = parse_uuid(org, "--org")
     if password is not None:
         check_password(password)
 
@@ -190,11 +113,8 @@ def create_user(
 
 @admin.command("create-api-key")
 def create_api_key_cmd(
-    user: Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")],
-    scope: Annotated[
-        list[str] | None,
-        typer.Option("--scope", metavar="SCOPE", help="Repeat; all when omitted."),
-    ] = None,
+    user: UserOpt,
+    scope: ScopesOpt = None,
     org: Annotated[
         list[str] | None,
         typer.Option("--org", metavar="ORG_ID", help="Limit to these organizations."),
@@ -204,8 +124,8 @@ def create_api_key_cmd(
     """Create a partner API key; prints {"id": …, "key": …}. The key is shown only once."""
     from salesplan.auth.tokens import create_api_key
 
-    user_id = _uuid(user, "--user")
-    org_ids = [_uuid(o, "--org") for o in org] if org else None
+    user_id = parse_uuid(user, "--user")
+    org_ids = parse_uuids(org, "--org")
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         key, raw = await create_api_key(
@@ -222,10 +142,7 @@ def create_oauth_app_cmd(
     name: Annotated[
         str, typer.Option("--name", metavar="NAME", help="App name (shown on consent).")
     ],
-    scope: Annotated[
-        list[str] | None,
-        typer.Option("--scope", metavar="SCOPE", help="Repeat; all when omitted."),
-    ] = None,
+    scope: ScopesOpt = None,
     org: Annotated[
         list[str] | None,
         typer.Option(
@@ -255,8 +172,8 @@ def create_oauth_app_cmd(
     """Create an OAuth app; prints {"client_id", "client_secret"}. The secret is shown once."""
     from salesplan.oauth.apps import create_oauth_app
 
-    user_id = _uuid(user, "--user")
-    org_ids = [_uuid(o, "--org") for o in org] if org else None
+    user_id = parse_uuid(user, "--user")
+    org_ids = parse_uuids(org, "--org")
     if not grant:
         grant = ["authorization_code", "client_credentials"] if redirect_uri else None
         grant = grant or ["client_credentials"]
@@ -283,10 +200,6 @@ def create_oauth_app_cmd(
     emit(run_in_session(go), "OAuth app (secret shown once)")
 
 
-def _iso(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 @admin.command("list-users")
 def list_users(
     org: Annotated[
@@ -298,7 +211,7 @@ def list_users(
 
     from salesplan.models.identity import Membership, User
 
-    org_id = _uuid(org, "--org") if org else None
+    org_id = parse_uuid(org, "--org") if org else None
 
     async def go(session: AsyncSession) -> list[dict[str, Any]]:
         query = (
@@ -323,7 +236,7 @@ def list_users(
 
 @admin.command("set-password")
 def set_password(
-    user: Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")],
+    user: UserOpt,
     password: Annotated[
         str,
         typer.Option(
@@ -344,7 +257,7 @@ def set_password(
     from salesplan.models.identity import User
     from salesplan.models.oauth import WebSession
 
-    user_id = _uuid(user, "--user")
+    user_id = parse_uuid(user, "--user")
     check_password(password)
 
     async def go(session: AsyncSession) -> dict[str, Any]:
@@ -379,19 +292,9 @@ def list_api_keys(
     ] = None,
 ) -> None:
     """List API keys (never the keys themselves), revoked ones included."""
-    from sqlalchemy import select
-
     from salesplan.models.identity import ApiKey
 
-    user_id = _uuid(user, "--user") if user else None
-
-    async def go(session: AsyncSession) -> list[dict[str, Any]]:
-        query = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
-        if user_id is not None:
-            query = query.where(ApiKey.user_id == user_id)
-        return [_key_row(k) for k in (await session.execute(query)).scalars()]
-
-    emit_rows(run_in_session(go), "API keys")
+    emit_rows(_listing(ApiKey, ApiKey.user_id, user, _key_row), "API keys")
 
 
 @admin.command("revoke-api-key")
@@ -403,7 +306,7 @@ def revoke_api_key_cmd(
     from salesplan.errors import NotFound
     from salesplan.models.identity import ApiKey
 
-    ident = _uuid(key_id, "--id")
+    ident = parse_uuid(key_id, "--id")
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         key = await session.get(ApiKey, ident)
@@ -436,19 +339,9 @@ def list_oauth_apps(
     ] = None,
 ) -> None:
     """List OAuth apps, those registered dynamically by MCP clients included."""
-    from sqlalchemy import select
-
     from salesplan.models.oauth import OAuthApp
 
-    user_id = _uuid(user, "--user") if user else None
-
-    async def go(session: AsyncSession) -> list[dict[str, Any]]:
-        query = select(OAuthApp).order_by(OAuthApp.created_at, OAuthApp.id)
-        if user_id is not None:
-            query = query.where(OAuthApp.owner_user_id == user_id)
-        return [_app_row(a) for a in (await session.execute(query)).scalars()]
-
-    emit_rows(run_in_session(go), "OAuth apps")
+    emit_rows(_listing(OAuthApp, OAuthApp.owner_user_id, user, _app_row), "OAuth apps")
 
 
 @admin.command("revoke-oauth-app")
@@ -475,32 +368,22 @@ def revoke_oauth_app(
     emit(run_in_session(go), "OAuth app revoked")
 
 
-@app.command()
-def worker() -> None:
-    """Run the background worker (enrollment jobs; delivery and calendar sync join it)."""
-    import logging
-
-    from salesplan.worker.loop import run_standalone
-
-    settings = Settings()
-    logging.basicConfig(level=settings.log_level.upper())
-    asyncio.run(run_standalone(settings))
-
-
 @admin.command("set-integration")
 def set_integration_cmd(
-    org: Annotated[str, typer.Option("--org", help="Organization id.")],
+    org: OrgOpt,
     slack_webhook_url: Annotated[
-        str | None, typer.Option("--slack-webhook-url", help="Incoming webhook; '' clears it.")
+        str | None,
+        typer.Option("--slack-webhook-url", metavar="URL", help="Incoming webhook; '' clears it."),
     ] = None,
     slack_signing_secret: Annotated[
-        str | None, typer.Option("--slack-signing-secret", help="Events API signing secret.")
+        str | None,
+        typer.Option("--slack-signing-secret", metavar="SECRET", help="Events API signing secret."),
     ] = None,
 ) -> None:
     """Set an organization's Slack integration (stored encrypted); prints what is configured."""
     from salesplan.engage.delivery.integrations import set_integration
 
-    org_id = _uuid(org, "--org")
+    org_id = parse_uuid(org, "--org")
     settings = Settings()
 
     async def go(session: AsyncSession) -> dict[str, Any]:
@@ -517,31 +400,14 @@ def set_integration_cmd(
 
 
 @admin.command("inbound-secret")
-def inbound_secret_cmd(org: Annotated[str, typer.Option("--org", help="Organization id.")]) -> None:
+def inbound_secret_cmd(org: OrgOpt) -> None:
     """Print the organization's inbound e-mail HMAC secret as {"secret": …} (created once)."""
     from salesplan.engage.delivery.integrations import inbound_secret
 
-    org_id = _uuid(org, "--org")
+    org_id = parse_uuid(org, "--org")
     settings = Settings()
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         return {"secret": await inbound_secret(session, settings, org_id, create=True)}
 
     emit(run_in_session(go, settings), "inbound secret")
-
-
-def _register_import() -> None:
-    from salesplan.accounts.import_cli import import_app
-
-    app.add_typer(import_app, name="import")
-
-
-_register_import()
-
-
-def main() -> None:
-    app()
-
-
-if __name__ == "__main__":
-    main()

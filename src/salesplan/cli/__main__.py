@@ -1,0 +1,5 @@
+"""`python -m salesplan.cli`."""
+
+from salesplan.cli import main
+
+main()
