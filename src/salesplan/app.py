@@ -22,7 +22,7 @@ from salesplan.db import (
 )
 from salesplan.errors import install_error_handlers
 from salesplan.kit.pagination import CursorCodec
-from salesplan.middleware import RequestMiddleware
+from salesplan.middleware import RequestMiddleware, install_route_index
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
 from salesplan.openapi import build_openapi, collect_requirements
 from salesplan.ratelimit.limiter import RateLimiter
@@ -203,4 +203,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.mcp.server import install_mcp
 
     install_mcp(app, settings)
+    install_route_index(app)
     return app
