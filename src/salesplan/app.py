@@ -17,6 +17,7 @@ from salesplan.config import Settings
 from salesplan.db import (
     DatabaseHealth,
     create_engine,
+    create_read_engine,
     create_read_sessionmaker,
     create_sessionmaker,
 )
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.db_health = DatabaseHealth()
     app.state.sessionmaker = create_sessionmaker(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
+    app.state.read_engine = create_read_engine(app.state.engine)
     app.state.cursor_codec = CursorCodec(settings.signing_key)
     app.state.rate_limiter = RateLimiter(
         build_policy(settings.rate_limits),
