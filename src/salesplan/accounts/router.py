@@ -21,7 +21,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
-from salesplan.db import ReadConnection, SessionDep, read_only
+from salesplan.db import SessionDep, read_connection, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
@@ -49,7 +49,6 @@ AccountList = ListResponse[AccountOut]
 @read_only
 async def list_accounts(
     ctx: Read,
-    conn: ReadConnection,
     codec: CursorCodecDep,
     params: Params,
     request: Request,
@@ -58,15 +57,16 @@ async def list_accounts(
     owner_id: Annotated[uuid.UUID | None, Query(alias="ownerId")] = None,
 ) -> Response:
     """List accounts."""
-    items, meta = await service.list_accounts(
-        conn,
-        ctx,
-        params,
-        codec,
-        include_archived=include_archived,
-        crm_id=crm_id,
-        owner_id=owner_id,
-    )
+    async with read_connection(request) as conn:
+        items, meta = await service.list_accounts(
+            conn,
+            ctx,
+            params,
+            codec,
+            include_archived=include_archived,
+            crm_id=crm_id,
+            owner_id=owner_id,
+        )
     # Wire dicts built from rows, serialized once by orjson; ETag of the page's bytes.
     body = {"data": items, "pagination": meta.model_dump(by_alias=True)}
     return revalidated_json(body, request.headers.get("if-none-match"))
@@ -110,12 +110,11 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
 )
 @as_tool(docs=text.GET_ACCOUNT_ARGS)
 @read_only
-async def get_account(
-    accountId: uuid.UUID, ctx: Read, conn: ReadConnection, request: Request
-) -> Response:
+async def get_account(accountId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read one account."""
     # One statement on a pooled connection; ETag of the body, If-None-Match → 304.
-    account = await service.read_account(conn, ctx, accountId)
+    async with read_connection(request) as conn:
+        account = await service.read_account(conn, ctx, accountId)
     return revalidated_json(account, request.headers.get("if-none-match"))
 
 
