@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
 import subprocess
 import sys
@@ -29,26 +28,12 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import Server, ensure_wrk, serve, serve_floor
+from harness import Server, cpu_seconds, ensure_wrk, serve, serve_floor
 
 from plans import big_plan_body
 
-TICKS = os.sysconf("SC_CLK_TCK")
 HUGE = 1_000_000_000
 SECRET = "bench-cpu-secret-" + uuid.uuid4().hex
-
-
-def cpu_seconds(pids: list[int]) -> tuple[float, float]:
-    """User and system CPU seconds of the processes."""
-    user = system = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        user += int(fields[11])  # utime, stime (after "state" at index 0)
-        system += int(fields[12])
-    return user / TICKS, system / TICKS
 
 
 def drive(url: str, auth: str, connections: int, seconds: int, method: str = "GET") -> int:
