@@ -194,6 +194,12 @@ def database_unavailable(exc: BaseException) -> bool:
                 return True
             seen = orig
             continue
+        # The driver's own errors, raised past SQLAlchemy (kit.driver): same SQLSTATEs.
+        code = getattr(seen, "sqlstate", None)
+        if isinstance(code, str) and code.startswith(_UNAVAILABLE_SQLSTATES):
+            return True
+        if type(seen).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
+            return True
         seen = seen.__cause__ or seen.__context__
     return False
 

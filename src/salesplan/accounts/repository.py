@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped
@@ -75,17 +76,17 @@ def account_wire(row: Any) -> dict[str, Any]:
 _BY_ID = select(*COLUMNS).where(
     A.id == bindparam("account_id"), A.organization_id == bindparam("organization_id")
 )
+_BY_ID_ON_DRIVER = DriverStatement(_BY_ID)
 
 
 async def read(
     conn: AsyncConnection, ctx: TenantScope, account_id: uuid.UUID
 ) -> dict[str, Any] | None:
-    """One account of the organization (archived ones too) as its wire dict, or None."""
-    row = (
-        await conn.execute(
-            _BY_ID, {"account_id": account_id, "organization_id": ctx.organization_id}
-        )
-    ).first()
+    """One account of the organization (archived ones too) as its wire dict, or None. On
+    PostgreSQL the statement goes straight to the driver (kit.driver): getAccount's hottest
+    path, a third of its CPU time is SQLAlchemy's execution machinery otherwise."""
+    params = {"account_id": account_id, "organization_id": ctx.organization_id}
+    row = await _BY_ID_ON_DRIVER.fetchrow(conn, params)
     return None if row is None else account_wire(row)
 
 
