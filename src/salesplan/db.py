@@ -3,8 +3,6 @@ response is sent, rolled back on any error. Services never commit."""
 
 from __future__ import annotations
 
-import asyncio
-import collections
 import logging
 import math
 import time
@@ -21,8 +19,6 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
-from sqlalchemy.util import await_
-from sqlalchemy.util.queue import AsyncAdaptedQueue, Empty
 
 from salesplan.config import Settings
 from salesplan.errors import ServiceUnavailable
@@ -39,60 +35,6 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-class FairQueue(AsyncAdaptedQueue[Any]):
-    """The pool's queue of idle connections, first come first served. SQLAlchemy's asyncio
-    queue hands a returned connection to whoever asks next, so that under load a request
-    woken for a connection finds it taken by a newcomer and goes back to the end of the line:
-    the tail latency of a saturated pool (p99 many times p50). Here a returned connection goes
-    straight to the request that has waited longest; a newcomer waits behind it."""
-
-    def __init__(self, maxsize: int = 0, use_lifo: bool = False) -> None:
-        super().__init__(maxsize, use_lifo)
-        self._waiters: collections.deque[asyncio.Future[Any]] = collections.deque()
-
-    def put_nowait(self, item: Any) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(item)
-                return
-        super().put_nowait(item)
-
-    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
-        self.put_nowait(item)  # never blocks: the pool returns with block=False
-
-    def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        if not self._waiters:
-            try:
-                return self.get_nowait()
-            except Empty:
-                if not block:
-                    raise
-        elif not block:
-            raise Empty()
-        return await_(self._wait(timeout))
-
-    async def _wait(self, seconds: float | None) -> Any:
-        waiter: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await asyncio.wait((waiter,), timeout=seconds)
-        except BaseException:
-            # Cancelled: a connection handed over meanwhile goes to the next in line.
-            if waiter.done() and not waiter.cancelled():
-                self.put_nowait(waiter.result())
-            waiter.cancel()
-            raise
-        if not waiter.done():
-            waiter.cancel()
-            raise Empty()
-        return waiter.result()
-
-
-class FairQueuePool(AsyncAdaptedQueuePool):
-    _queue_class = FairQueue  # type: ignore[assignment]
-
-
 def _sqlite_pool(settings: Settings) -> dict[str, Any]:
     """A small pool for the embedded default. Opening a SQLite connection costs a file open, the
     pragmas and (with aiosqlite) a new thread: ~1 ms per request when every request opened its
@@ -101,7 +43,7 @@ def _sqlite_pool(settings: Settings) -> dict[str, Any]:
     if ":memory:" in settings.database_url or "mode=memory" in settings.database_url:
         return {"poolclass": StaticPool}
     return {
-        "poolclass": FairQueuePool,
+        "poolclass": AsyncAdaptedQueuePool,
         "pool_size": settings.sqlite_pool_size,
         "max_overflow": 0,
         "pool_timeout": 30,
@@ -125,7 +67,6 @@ def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
     idle = settings.db_pool_ping_idle_seconds
     engine = create_async_engine(
         settings.database_url,
-        poolclass=FairQueuePool,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
         # Every checkout pinged: SQLAlchemy's own pre-ping (BEGIN; ping; ROLLBACK on asyncpg).
