@@ -515,7 +515,7 @@ def report(figures: list[Figure]) -> list[str]:
         by.get(("1w-memory", "listPlans page 1")),
         by.get(("1w-memory", "listPlans cursor deep")),
     )
-    if first and deep:
+    if first and deep and deep.rps:
         lines.append(
             f"cursor page deep vs page 1 (time per request at 64c): "
             f"{first.rps / deep.rps:.2f}x (target <= 1.2x)"
@@ -523,7 +523,7 @@ def report(figures: list[Figure]) -> list[str]:
     reads = [n for n in TARGETS if not n.startswith(("update", "upsert"))]
     for name in reads:
         one, two = by.get(("1w-redis", name)), by.get(("2w-redis", name))
-        if one and two:
+        if one and two and one.rps:
             lines.append(
                 f"2 workers / 1 worker (Redis limiter), {name}: {two.rps / one.rps:.2f}x (target >= 1.7x)"
             )
