@@ -162,6 +162,23 @@ class WrkResult:
     p99_ms: float
     errors: int
     non_2xx: int
+    requests: int = 0
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> tuple[float, float]:
+    """User and system CPU seconds the processes have used so far (/proc/<pid>/stat)."""
+    user = system = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        user += int(fields[11])  # utime, stime (after "state" at index 0)
+        system += int(fields[12])
+    return user / TICKS, system / TICKS
 
 
 def _ms(text: str) -> float:
@@ -208,4 +225,12 @@ def run_wrk(
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))  # type: ignore[union-attr]
     errors = sum(int(n) for n in re.findall(r"(?:connect|read|write|timeout) (\d+)", out))
     non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    return WrkResult(rps, p50, p99, errors, int(non2xx.group(1)) if non2xx else 0)
+    total = re.search(r"(\d+) requests in", out)
+    return WrkResult(
+        rps,
+        p50,
+        p99,
+        errors,
+        int(non2xx.group(1)) if non2xx else 0,
+        int(total.group(1)) if total else 0,
+    )

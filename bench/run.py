@@ -42,7 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import ROOT, Server, WrkResult, ensure_wrk, run_wrk, serve, serve_floor
+from harness import ROOT, Server, WrkResult, cpu_seconds, ensure_wrk, run_wrk, serve, serve_floor
 
 from plans import big_plan_body
 
@@ -320,6 +320,7 @@ class Figure:
     errors: int
     non_2xx: int
     rss_mb: list[float]
+    cpu_ms: float = float("nan")  # server CPU (user + system) per request at 64 connections
 
 
 LUA_TOGGLE = """
@@ -346,9 +347,12 @@ def measure(
     single: bool = True,
 ) -> Figure:
     url = server.url + path
+    pids = server.pids()
+    cpu_before = sum(cpu_seconds(pids))
     loaded = run_wrk(
         url, connections=64, seconds=scale.seconds, auth=auth, method=method, body=body, extra=lua
     )
+    cpu_ms = 1000 * (sum(cpu_seconds(pids)) - cpu_before) / max(loaded.requests, 1)
     one: WrkResult | None = None
     if single:
         one = run_wrk(
@@ -372,11 +376,12 @@ def measure(
         loaded.errors + (one.errors if one else 0),
         loaded.non_2xx + (one.non_2xx if one else 0),
         [round(r, 1) for r in server.worker_rss_mb()],
+        cpu_ms,
     )
     print(
         f"  {config:10} {name:34} {fig.rps:9.0f} req/s  p50 {fig.p50_ms:6.2f}  p99 {fig.p99_ms:6.2f}"
         f"  | 1c p50 {fig.p50_1c_ms:5.2f} p99 {fig.p99_1c_ms:5.2f}  non2xx {fig.non_2xx}"
-        f"  rss {fig.rss_mb}",
+        f"  rss {fig.rss_mb}  cpu {fig.cpu_ms:.3f} ms/req",
         flush=True,
     )
     if fig.non_2xx:
@@ -502,7 +507,9 @@ def report(figures: list[Figure]) -> list[str]:
     lines = [
         f"{'config':10} {'endpoint':34} {'req/s':>9} {'ratio':>6} {'target':>6} "
         f"{'p50@64':>7} {'p99@64':>7} {'p50@1':>6} {'p99@1':>6} {'p99 tgt':>7} {'RSS MB':>12}"
+        f" {'cpu ms':>7} {'cpu x':>6}"
     ]
+    cpu_floors = {f.config: f.cpu_ms for f in figures if f.name == "floor"}
     for f in figures:
         ratio = f.rps / floors[f.config] if floors.get(f.config) else float("nan")
         target, p99t = TARGETS.get(f.name, (None, None))
@@ -511,6 +518,7 @@ def report(figures: list[Figure]) -> list[str]:
             f"{(f'{target:.3f}' if target and f.config == '1w-memory' else ''):>6} "
             f"{f.p50_ms:7.2f} {f.p99_ms:7.2f} {f.p50_1c_ms:6.2f} {f.p99_1c_ms:6.2f} "
             f"{(f'{p99t:.0f}' if p99t else ''):>7} {'/'.join(str(r) for r in f.rss_mb):>12}"
+            f" {f.cpu_ms:7.3f} {f.cpu_ms / cpu_floors.get(f.config, float('nan')):6.1f}"
             + (f"  ! {f.non_2xx} non-2xx: req/s not comparable" if f.non_2xx else "")
         )
     by = {(f.config, f.name): f for f in figures}
@@ -518,7 +526,7 @@ def report(figures: list[Figure]) -> list[str]:
         by.get(("1w-memory", "listPlans page 1")),
         by.get(("1w-memory", "listPlans cursor deep")),
     )
-    if first and deep:
+    if first and deep and deep.rps:
         lines.append(
             f"cursor page deep vs page 1 (time per request at 64c): "
             f"{first.rps / deep.rps:.2f}x (target <= 1.2x)"
@@ -526,7 +534,7 @@ def report(figures: list[Figure]) -> list[str]:
     reads = [n for n in TARGETS if not n.startswith(("update", "upsert"))]
     for name in reads:
         one, two = by.get(("1w-redis", name)), by.get(("2w-redis", name))
-        if one and two:
+        if one and two and one.rps:
             lines.append(
                 f"2 workers / 1 worker (Redis limiter), {name}: {two.rps / one.rps:.2f}x (target >= 1.7x)"
             )

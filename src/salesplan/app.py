@@ -17,12 +17,13 @@ from salesplan.config import Settings
 from salesplan.db import (
     DatabaseHealth,
     create_engine,
+    create_read_engine,
     create_read_sessionmaker,
     create_sessionmaker,
 )
 from salesplan.errors import install_error_handlers
 from salesplan.kit.pagination import CursorCodec
-from salesplan.middleware import RequestMiddleware
+from salesplan.middleware import RequestMiddleware, install_route_index
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
 from salesplan.openapi import build_openapi, collect_requirements
 from salesplan.ratelimit.limiter import RateLimiter
@@ -129,6 +130,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.db_health = DatabaseHealth()
     app.state.sessionmaker = create_sessionmaker(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
+    app.state.read_engine = create_read_engine(app.state.engine)
     app.state.cursor_codec = CursorCodec(settings.signing_key)
     app.state.rate_limiter = RateLimiter(
         build_policy(settings.rate_limits),
@@ -203,4 +205,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.mcp.server import install_mcp
 
     install_mcp(app, settings)
+    install_route_index(app)
     return app

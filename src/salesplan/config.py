@@ -48,10 +48,13 @@ class Settings(BaseSettings):
     # Connections the embedded SQLite default keeps open (one writer at a time either way).
     sqlite_pool_size: int = 5
     db_max_overflow: int = 10
-    # Ping each pooled connection when a request checks it out (one round trip per request): a
-    # connection killed by a database restart is replaced instead of failing a request. Off,
-    # requests meeting a dead connection fail; the first such error renews the whole pool.
+    # Ping a pooled connection before a request uses it when it sat unused for
+    # `db_pool_ping_idle_seconds` (0: before every use, one to three round trips per request):
+    # a connection dropped by a database restart over a quiet spell is replaced instead of
+    # failing a request. A connection killed while in use fails its request (503) and renews
+    # the whole pool; off, requests meeting a dead connection fail the same way.
     db_pool_pre_ping: bool = True
+    db_pool_ping_idle_seconds: float = 2.0
     # PostgreSQL: seconds to open a connection, to run one statement (the server cancels it;
     # the client gives up one second later, when the server itself hangs) and to wait for a
     # pooled connection. Past any of them a request answers 503 service_unavailable.

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -63,15 +64,47 @@ def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
         "command_timeout": settings.db_statement_timeout + 1,
         "server_settings": {"statement_timeout": str(statement_ms)},
     }
-    return create_async_engine(
+    idle = settings.db_pool_ping_idle_seconds
+    engine = create_async_engine(
         settings.database_url,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
-        pool_pre_ping=settings.db_pool_pre_ping,
+        # Every checkout pinged: SQLAlchemy's own pre-ping (BEGIN; ping; ROLLBACK on asyncpg).
+        pool_pre_ping=settings.db_pool_pre_ping and idle <= 0,
         pool_timeout=settings.db_pool_timeout,
         connect_args=connect_args | kwargs.pop("connect_args", {}),
         **kwargs,
     )
+    if settings.db_pool_pre_ping and idle > 0:
+        ping_when_idle(engine, idle)
+    return engine
+
+
+_LAST_USED = "salesplan_last_used"
+
+
+def ping_when_idle(engine: AsyncEngine, idle_seconds: float) -> None:
+    """Ping a pooled connection before handing it out only when it sat unused for
+    `idle_seconds`: a connection that served a request a moment ago is alive (a ping per
+    checkout is one to three round trips per request), one left over a quiet spell may have
+    been dropped by a restart or a proxy. A connection failing the ping is replaced
+    (DisconnectionError makes the pool retry with a new one). A connection killed while in
+    use fails its request (503), and SQLAlchemy then renews the whole pool."""
+    from sqlalchemy.exc import DisconnectionError
+
+    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        last = record.info.get(_LAST_USED)
+        if last is not None and time.monotonic() - last >= idle_seconds:
+            try:
+                dbapi_connection.ping()
+            except Exception as exc:
+                raise DisconnectionError(str(type(exc).__name__)) from exc
+
+    def checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_LAST_USED] = time.monotonic()
+
+    event.listen(engine.sync_engine, "checkout", checkout)
+    event.listen(engine.sync_engine, "checkin", checkin)
 
 
 # SQLSTATEs of a database that cannot serve: connection exceptions (class 08), shutting down,
@@ -102,6 +135,12 @@ def database_unavailable(exc: BaseException) -> bool:
                 return True
             seen = orig
             continue
+        # The driver's own errors, raised past SQLAlchemy (kit.driver): same SQLSTATEs.
+        code = getattr(seen, "sqlstate", None)
+        if isinstance(code, str) and code.startswith(_UNAVAILABLE_SQLSTATES):
+            return True
+        if type(seen).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
+            return True
         seen = seen.__cause__ or seen.__context__
     return False
 
@@ -142,6 +181,14 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 
 
+def create_read_engine(engine: AsyncEngine) -> AsyncEngine:
+    """The engine of hot reads (`ReadConnection`), sharing `engine`'s pool. On PostgreSQL its
+    connections run in autocommit: no BEGIN and no ROLLBACK round trip around the reads."""
+    if engine.dialect.name != "postgresql":
+        return engine
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
 def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """Sessions for `@read_only` endpoints. On PostgreSQL their connection runs in autocommit:
     no BEGIN and no COMMIT round trip around the request's reads. Under READ COMMITTED (the
@@ -165,12 +212,17 @@ def read_only(endpoint: F) -> F:
     return endpoint
 
 
-async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """The request's session. Declared with scope="function" so that the commit happens
-    before the response is sent: a client never sees success for a write that was lost."""
+def check_available(request: Request) -> None:
+    """503 at once while the database is known to be down (DatabaseHealth's pause)."""
     health: DatabaseHealth | None = getattr(request.app.state, "db_health", None)
     if health is not None and health.paused:
         raise ServiceUnavailable(retry_after=RETRY_AFTER_SECONDS)
+
+
+async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+    """The request's session. Declared with scope="function" so that the commit happens
+    before the response is sent: a client never sees success for a write that was lost."""
+    check_available(request)
     maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     if getattr(request.scope.get("endpoint"), "__salesplan_read_only__", False):
         maker = getattr(request.app.state, "read_sessionmaker", maker)
@@ -186,3 +238,25 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+
+
+async def get_connection(request: Request) -> AsyncIterator[AsyncConnection]:
+    """A pooled connection for hot reads in Core (no ORM session, no identity map), returned
+    to the pool before the response is sent. On PostgreSQL it runs in autocommit (no BEGIN,
+    no ROLLBACK): each statement reads its own snapshot, as under READ COMMITTED."""
+    check_available(request)
+    engine: AsyncEngine = request.app.state.read_engine
+    async with engine.connect() as connection:
+        yield connection
+
+
+ReadConnection = Annotated[AsyncConnection, Depends(get_connection, scope="function")]
+
+
+def read_connection(request: Request) -> AsyncConnection:
+    """`get_connection` without the dependency machinery, for the hottest reads:
+    `async with read_connection(request) as conn:` in the route (a generator dependency costs
+    an exit stack and a context manager per request)."""
+    check_available(request)
+    engine: AsyncEngine = request.app.state.read_engine
+    return engine.connect()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
 from salesplan.accounts import descriptions as text
 from salesplan.accounts import service
@@ -20,9 +20,9 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
-from salesplan.db import SessionDep, read_only
+from salesplan.db import SessionDep, read_connection, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
-from salesplan.kit.responses import json_response
+from salesplan.kit.responses import json_response, revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -37,12 +37,6 @@ Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))]
 AccountList = ListResponse[AccountOut]
 
 
-def _json(model: AccountOut | ListResponse[AccountOut]) -> Response:
-    # Serialized once by the model's own (Rust) serializer: FastAPI would validate the
-    # returned model against response_model again before serializing it. Same JSON.
-    return Response(model.model_dump_json(by_alias=True), media_type="application/json")
-
-
 @router.get(
     "",
     operation_id="listAccounts",
@@ -54,24 +48,27 @@ def _json(model: AccountOut | ListResponse[AccountOut]) -> Response:
 @read_only
 async def list_accounts(
     ctx: Read,
-    session: SessionDep,
     codec: CursorCodecDep,
     params: Params,
+    request: Request,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
     crm_id: Annotated[QueryText | None, Query(alias="crmId")] = None,
     owner_id: Annotated[uuid.UUID | None, Query(alias="ownerId")] = None,
 ) -> Response:
     """List accounts."""
-    items, meta = await service.list_accounts(
-        session,
-        ctx,
-        params,
-        codec,
-        include_archived=include_archived,
-        crm_id=crm_id,
-        owner_id=owner_id,
-    )
-    return _json(AccountList(data=[AccountOut.model_validate(a) for a in items], pagination=meta))
+    async with read_connection(request) as conn:
+        items, meta = await service.list_accounts(
+            conn,
+            ctx,
+            params,
+            codec,
+            include_archived=include_archived,
+            crm_id=crm_id,
+            owner_id=owner_id,
+        )
+    # Wire dicts built from rows, serialized once by orjson; ETag of the page's bytes.
+    body = {"data": items, "pagination": meta.model_dump(by_alias=True)}
+    return revalidated_json(body, request.headers.get("if-none-match"))
 
 
 @router.post(
@@ -83,9 +80,11 @@ async def list_accounts(
     description=text.CREATE_ACCOUNT,
 )
 @as_tool(docs=text.CREATE_ACCOUNT_ARGS)
-async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> AccountOut:
+async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> Response:
     """Create an account (and its default buying group)."""
-    return AccountOut.model_validate(await service.create_account(session, ctx, body))
+    return json_response(
+        AccountOut.model_validate(await service.create_account(session, ctx, body)), 201
+    )
 
 
 @router.post(
@@ -112,9 +111,12 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
 )
 @as_tool(docs=text.GET_ACCOUNT_ARGS)
 @read_only
-async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
+async def get_account(accountId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read one account."""
-    return _json(AccountOut.model_validate(await service.read_account(session, ctx, accountId)))
+    # One statement on a pooled connection; ETag of the body, If-None-Match → 304.
+    async with read_connection(request) as conn:
+        account = await service.read_account(conn, ctx, accountId)
+    return revalidated_json(account, request.headers.get("if-none-match"))
 
 
 @router.put(
@@ -127,17 +129,19 @@ async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> R
 @as_tool(docs=text.UPDATE_ACCOUNT_ARGS)
 async def update_account(
     accountId: uuid.UUID, body: AccountIn, ctx: Write, session: SessionDep
-) -> AccountOut:
+) -> Response:
     """Replace an account."""
-    return AccountOut.model_validate(await service.replace_account(session, ctx, accountId, body))
+    account = await service.replace_account(session, ctx, accountId, body)
+    return json_response(AccountOut.model_validate(account))
 
 
 @router.patch("/{accountId}", operation_id="patchAccount", response_model=AccountOut)
 async def patch_account(
     accountId: uuid.UUID, body: AccountPatch, ctx: Write, session: SessionDep
-) -> AccountOut:
+) -> Response:
     """Change the fields sent."""
-    return AccountOut.model_validate(await service.patch_account(session, ctx, accountId, body))
+    account = await service.patch_account(session, ctx, accountId, body)
+    return json_response(AccountOut.model_validate(account))
 
 
 @router.delete(

@@ -6,50 +6,28 @@ import uuid
 from typing import Any, cast
 
 from pydantic import ValidationError
-from sqlalchemy import Select, Table, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import Table
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from salesplan.accounts import repository
 from salesplan.accounts.schemas import AccountIn, AccountOut, AccountPatch
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound, validation_errors
 from salesplan.kit.bulk import BulkCreate
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.repository import apply, archive, flush_or_conflict
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import Account, BuyingGroup, default_buying_group_name
 from salesplan.organizations.repository import MembershipRepository
 from salesplan.organizations.service import check_owner
 
-SORT = {"createdAt": Account.created_at, "updatedAt": Account.updated_at, "name": Account.name}
-
-
-def _account_query(
-    ctx: RequestContext,
-    *,
-    search: str | None,
-    include_archived: bool,
-    crm_id: str | None,
-    owner_id: uuid.UUID | None,
-) -> Select:  # type: ignore[type-arg]
-    # Core rows, not ORM objects: the hot read path skips the identity map (architecture.md).
-    stmt = scoped(select(Account.__table__), ctx, Account)
-    if not include_archived:
-        stmt = stmt.where(Account.archived_at.is_(None))
-    if crm_id is not None:
-        stmt = stmt.where(Account.crm_id == crm_id)
-    if owner_id is not None:
-        stmt = stmt.where(Account.owner_id == owner_id)
-    if search:
-        stmt = stmt.where(contains_ci(Account.name, search) | contains_ci(Account.domain, search))
-    return stmt
-
 
 async def list_accounts(
-    session: AsyncSession,
+    conn: AsyncConnection,
     ctx: RequestContext,
     params: ListParams,
     codec: CursorCodec,
@@ -58,28 +36,26 @@ async def list_accounts(
     crm_id: str | None = None,
     owner_id: uuid.UUID | None = None,
 ) -> tuple[list[dict[str, Any]], PaginationMeta]:
-    stmt = _account_query(
+    """listAccounts: one page of wire dicts (Core rows, accounts/repository.py)."""
+    return await repository.page(
+        conn,
         ctx,
-        search=params.search,
+        params,
+        codec,
         include_archived=include_archived,
         crm_id=crm_id,
         owner_id=owner_id,
     )
-    rows, meta = await paginate(
-        session, stmt, params, sort_columns=SORT, id_column=Account.id, codec=codec
-    )
-    return [dict(row._mapping) for row in rows], meta
 
 
 async def read_account(
-    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID
+    conn: AsyncConnection, ctx: RequestContext, account_id: uuid.UUID
 ) -> dict[str, Any]:
-    """getAccount: one Core row (archived ones too), or 404."""
-    stmt = scoped(select(Account.__table__).where(Account.id == account_id), ctx, Account)
-    row = (await session.execute(stmt)).first()
-    if row is None:
+    """getAccount: the account's wire dict (archived ones too), or 404."""
+    account = await repository.read(conn, ctx, account_id)
+    if account is None:
         raise NotFound("Account not found.", details={"id": str(account_id)})
-    return dict(row._mapping)
+    return account
 
 
 async def get_account(session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID) -> Account:

@@ -20,8 +20,8 @@ from salesplan.auth.organization import (
     resolve_organization,
 )
 from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
-from salesplan.auth.tokens import bearer_token, resolve_token
-from salesplan.db import get_session
+from salesplan.auth.tokens import bearer_token, cached_principal, resolve_token
+from salesplan.db import check_available
 from salesplan.errors import Forbidden, RateLimited
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import GROUPS, is_write
@@ -35,6 +35,21 @@ async def authenticate(request: Request, session: AsyncSession, audience: str = 
     return await resolve_token(
         session, bearer_token(request.headers.get("authorization")), audience
     )
+
+
+async def authenticate_request(request: Request, audience: str = "api") -> Principal:
+    """The principal of the request's bearer token: from the principal cache without touching
+    the database, else looked up in a session of its own, committed (the key's last-used
+    stamp) before the request's own work begins."""
+    raw = bearer_token(request.headers.get("authorization"))
+    cached = cached_principal(raw, audience)
+    if cached is not None:
+        return cached
+    check_available(request)
+    async with request.app.state.sessionmaker() as session:
+        principal = await resolve_token(session, raw, audience)
+        await session.commit()
+    return principal
 
 
 def check_scope(principal: Principal, scope: str | None) -> None:
@@ -111,17 +126,15 @@ class Requirement:
         self.organization = organization
         self.user_token = user_token
 
-    async def __call__(
-        self, request: Request, session: AsyncSession = Depends(get_session, scope="function")
-    ) -> Any:
+    async def __call__(self, request: Request) -> Any:
+        # No session of its own: a cached principal costs no database work, and a token
+        # looked up goes through a short session of its own (`authenticate_request`).
         state = request.scope.setdefault("state", {})
         authorized = state.get(AUTHORIZED)
         if authorized is not None:
             return authorized
         limiter: RateLimiter = request.app.state.rate_limiter
-        return await authorize(
-            self, rest_access(request), state, limiter, request=request, session=session
-        )
+        return await authorize(self, rest_access(request), state, limiter, request=request)
 
 
 async def authorize(
@@ -139,8 +152,11 @@ async def authorize(
     `state` receives the rate-limit headers and the resolved organization id."""
     principal = access.principal
     if principal is None:
-        assert request is not None and session is not None
-        principal = await authenticate(request, session)
+        assert request is not None
+        if session is None:
+            principal = await authenticate_request(request)
+        else:
+            principal = await authenticate(request, session)
     usage = await limiter.consume(
         token_id=principal.token_id,
         organization=access.bucket_organization,

@@ -99,6 +99,11 @@ class PrincipalCache:
 principal_cache = PrincipalCache()
 
 
+def cached_principal(raw: str, audience: str) -> Principal | None:
+    """The principal of a token resolved a moment ago (PrincipalCache), or None."""
+    return principal_cache.get(token_hash(raw), audience)
+
+
 async def resolve_token(session: AsyncSession, raw: str, audience: str) -> Principal:
     """The principal behind a token, or 401. `audience` is `api` or `mcp`."""
     digest = token_hash(raw)

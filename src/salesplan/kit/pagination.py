@@ -36,11 +36,45 @@ class ListParams:
     search: str | None
 
 
+def parse_list_params(
+    allowed: Sequence[str],
+    default: str,
+    *,
+    limit: int | None = None,
+    cursor: str | None = None,
+    page: int | None = None,
+    page_size: int | None = None,
+    sort_by: str | None = None,
+    order: Literal["asc", "desc"] = "asc",
+    search: str | None = None,
+) -> ListParams:
+    """The list's parameters from the query's (already type-checked) values, or a 400."""
+    if sort_by is not None and sort_by not in allowed:
+        raise ValidationFailed.at(
+            ["query", "sortBy"], f"sortBy must be one of: {', '.join(allowed)}."
+        )
+    if cursor is not None and page is not None:
+        raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
+    cursor_mode = cursor is not None or (limit is not None and page is None and page_size is None)
+    size = (limit if cursor_mode else page_size) or page_size or limit or DEFAULT_PAGE_SIZE
+    return ListParams(
+        mode="cursor" if cursor_mode else "page",
+        page=page or 1,
+        page_size=size,
+        cursor=cursor or None,
+        sort_by=sort_by or default,
+        order=order,
+        search=search.strip() if search and search.strip() else None,
+    )
+
+
 def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
     """A dependency parsing `limit`, `cursor`, `page`, `pageSize`, `sortBy`, `order`, `search`."""
     allowed = tuple(sortable)
 
-    def dependency(
+    # async: FastAPI runs a plain `def` dependency in a worker thread (a thread hand-off per
+    # request, ~0.1-1 ms on a busy machine); this one only parses.
+    async def dependency(
         limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
         cursor: Annotated[
             QueryText | None,
@@ -55,24 +89,16 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
         order: Annotated[Literal["asc", "desc"], Query()] = "asc",
         search: Annotated[QueryText | None, Query()] = None,
     ) -> ListParams:
-        if sort_by is not None and sort_by not in allowed:
-            raise ValidationFailed.at(
-                ["query", "sortBy"], f"sortBy must be one of: {', '.join(allowed)}."
-            )
-        if cursor is not None and page is not None:
-            raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
-        cursor_mode = cursor is not None or (
-            limit is not None and page is None and page_size is None
-        )
-        size = (limit if cursor_mode else page_size) or page_size or limit or DEFAULT_PAGE_SIZE
-        return ListParams(
-            mode="cursor" if cursor_mode else "page",
-            page=page or 1,
-            page_size=size,
-            cursor=cursor or None,
-            sort_by=sort_by or default,
+        return parse_list_params(
+            allowed,
+            default,
+            limit=limit,
+            cursor=cursor,
+            page=page,
+            page_size=page_size,
+            sort_by=sort_by,
             order=order,
-            search=search.strip() if search and search.strip() else None,
+            search=search,
         )
 
     # The enum documents exactly what the check above accepts, so that the OpenAPI document
@@ -164,7 +190,7 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def cursor_codec(request: Request) -> CursorCodec:
+async def cursor_codec(request: Request) -> CursorCodec:
     codec: CursorCodec = request.app.state.cursor_codec
     return codec.for_request(request)
 

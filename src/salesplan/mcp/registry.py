@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from salesplan.errors import ValidationFailed, validation_errors
-from salesplan.kit.pagination import MAX_PAGE_SIZE, ListParams, list_params
+from salesplan.kit.pagination import MAX_PAGE_SIZE, ListParams, parse_list_params
 from salesplan.kit.tools import ResultAdapter
 from salesplan.ratelimit.policy import GROUPS
 
@@ -108,8 +108,9 @@ class ListArgs(ToolArgs):
 
     def list_params(self) -> ListParams:
         """The same `ListParams` (and the same 400s) as the REST list's query parameters."""
-        build = list_params(self.sortable, self.default_sort).dependency
-        params: ListParams = build(
+        params: ListParams = parse_list_params(
+            self.sortable,
+            self.default_sort,
             limit=self.limit,
             cursor=self.cursor,
             page=self.page,
