@@ -9,7 +9,7 @@ its wire aliases, and anything else (dicts and lists built from rows) by orjson.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -42,3 +42,9 @@ def json_response(
         headers=dict(headers) if headers else None,
         media_type="application/json",
     )
+
+
+def page_response(model: type[BaseModel], rows: Iterable[Any], pagination: BaseModel) -> Response:
+    """A list's `{"data": [...], "pagination": {...}}`, each row (an ORM row or a dict) read
+    through `model` and written in its wire form."""
+    return json_response({"data": [model.model_validate(r) for r in rows], "pagination": pagination})
