@@ -1,7 +1,10 @@
 """Writing the feed. Every source lands here, in the transaction that stores the source row:
 
-- engage messages (EMAIL) and replies, and calendar events, through an ORM flush hook
-  (`install`), so that the engage and calendar code paths need not know about the feed;
+- engage replies and calendar events, through an ORM flush hook (`install`), so that the engage
+  and calendar code paths need not know about the feed;
+- outbound engage messages (EMAIL) when they are sent, not when they are queued: the delivery
+  worker calls `engage_message_sent` in the transaction that marks the message `sent`, so a
+  scheduled, cancelled or failed message never shows in an inbox;
 - Slack messages, from the signed `/inbound/slack` route.
 
 Each message is stored once (unique `source_key`, INSERT … ON CONFLICT DO NOTHING), and its
@@ -171,8 +174,10 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
 # -- sources -------------------------------------------------------------------------------
 
 
-def _engage_message(conn: Connection, m: EngageMessage) -> None:
-    if m.channel != "EMAIL" or m.status == "cancelled":
+def engage_message_sent(conn: Connection, m: EngageMessage, sent_at: datetime) -> None:
+    """An outbound engage message the relay accepted at `sent_at` (EMAIL only: Slack posts and
+    LinkedIn tasks are not mail threads)."""
+    if m.channel != "EMAIL":
         return
     record(
         conn,
@@ -182,7 +187,7 @@ def _engage_message(conn: Connection, m: EngageMessage) -> None:
             thread_key=m.rfc_message_id,
             source_key=f"engage_message:{m.id}",
             direction="outbound",
-            occurred_at=m.sent_at or m.scheduled_at or m.created_at or utcnow(),
+            occurred_at=sent_at,
             text=m.body or "",
             subject=m.subject,
             participants=[(m.to_address, None)] if m.to_address else [],
@@ -268,17 +273,13 @@ def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
 
 
 def _after_flush(session: Session, _context: Any) -> None:
-    todo: list[Any] = [
-        o for o in session.new if isinstance(o, EngageMessage | EngageReply | CalendarEvent)
-    ]
+    todo: list[Any] = [o for o in session.new if isinstance(o, EngageReply | CalendarEvent)]
     todo += [o for o in session.dirty if isinstance(o, CalendarEvent)]
     if not todo:
         return
     conn = session.connection()
     for obj in todo:
-        if isinstance(obj, EngageMessage):
-            _engage_message(conn, obj)
-        elif isinstance(obj, EngageReply):
+        if isinstance(obj, EngageReply):
             _engage_reply(conn, obj)
         else:
             _calendar_event(conn, obj)
