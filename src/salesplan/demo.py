@@ -262,7 +262,7 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     from datetime import timedelta
 
     from salesplan.calendar.crypto import encrypt_password
-    from salesplan.feed.ingest import Incoming, record
+    from salesplan.feed.ingest import Incoming, engage_message_sent, record
     from salesplan.kit.clock import utcnow
     from salesplan.models.calendar import CalendarConnection, CalendarEvent
     from salesplan.models.engage_delivery import EngageMessage, EngageReply
@@ -283,6 +283,8 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     )
     session.add(message)
     await session.flush()
+    # Sent mail enters the feed as the delivery worker records the send.
+    await (await session.connection()).run_sync(engage_message_sent, message, message.sent_at)
     session.add(
         EngageReply(
             organization_id=org.id,
