@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import uuid
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query
+from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.engage import service
+from salesplan.engage import campaigns, drafts, lists, templates
 from salesplan.engage.schemas import (
     BulkCampaignsIn,
     BulkCampaignsOut,
@@ -43,6 +43,7 @@ from salesplan.engage.schemas import (
     TemplatePatch,
 )
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
 
 router = APIRouter()
@@ -72,12 +73,12 @@ async def list_templates(
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
     channel: Annotated[Channel | None, Query()] = None,
     include_archived: IncludeArchived = False,
-) -> ListResponse[TemplateOut]:
+) -> Response:
     """List message templates."""
-    items, meta = await service.list_templates(
+    items, meta = await templates.list_templates(
         session, ctx, params, codec, channel=channel, include_archived=include_archived
     )
-    return ListResponse(data=[TemplateOut.model_validate(x) for x in items], pagination=meta)
+    return page_response(TemplateOut, items, meta)
 
 
 @router.post(
@@ -87,9 +88,11 @@ async def list_templates(
     status_code=201,
     response_model=TemplateOut,
 )
-async def create_template(body: TemplateIn, ctx: Write, session: SessionDep) -> TemplateOut:
+async def create_template(body: TemplateIn, ctx: Write, session: SessionDep) -> Response:
     """Create a template (EMAIL needs a subject); merge fields like {{ contact.firstName }}."""
-    return TemplateOut.model_validate(await service.create_template(session, ctx, body))
+    return json_response(
+        TemplateOut.model_validate(await templates.create_template(session, ctx, body)), 201
+    )
 
 
 @router.get(
@@ -98,9 +101,11 @@ async def create_template(body: TemplateIn, ctx: Write, session: SessionDep) -> 
     tags=TEMPLATES,
     response_model=TemplateOut,
 )
-async def get_template(templateId: uuid.UUID, ctx: Read, session: SessionDep) -> TemplateOut:
+async def get_template(templateId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one template (archived ones too)."""
-    return TemplateOut.model_validate(await service.get_template(session, ctx, templateId))
+    return json_response(
+        TemplateOut.model_validate(await templates.get_template(session, ctx, templateId))
+    )
 
 
 @router.patch(
@@ -111,9 +116,11 @@ async def get_template(templateId: uuid.UUID, ctx: Read, session: SessionDep) ->
 )
 async def update_template(
     templateId: uuid.UUID, body: TemplatePatch, ctx: Write, session: SessionDep
-) -> TemplateOut:
+) -> Response:
     """Change the fields sent."""
-    return TemplateOut.model_validate(await service.update_template(session, ctx, templateId, body))
+    return json_response(
+        TemplateOut.model_validate(await templates.update_template(session, ctx, templateId, body))
+    )
 
 
 @router.delete(
@@ -121,7 +128,7 @@ async def update_template(
 )
 async def archive_template(templateId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
     """Archive a template."""
-    await service.archive_template(session, ctx, templateId)
+    await templates.archive_template(session, ctx, templateId)
     return Response(status_code=204)
 
 
@@ -133,11 +140,10 @@ async def archive_template(templateId: uuid.UUID, ctx: Write, session: SessionDe
 )
 async def preview_template(
     templateId: uuid.UUID, body: PreviewIn, ctx: Read, session: SessionDep
-) -> PreviewOut:
+) -> Response:
     """Render a template for a contact; lists the merge fields that had no value."""
-    return PreviewOut.model_validate(
-        await service.preview_template(session, ctx, templateId, body.contact_id)
-    )
+    preview = await templates.preview_template(session, ctx, templateId, body.contact_id)
+    return json_response(PreviewOut.model_validate(preview))
 
 
 # --- drafts --------------------------------------------------------------------------------
@@ -152,10 +158,10 @@ async def list_drafts(
     codec: CursorCodecDep,
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt"))],
     channel: Annotated[Channel | None, Query()] = None,
-) -> ListResponse[DraftOut]:
+) -> Response:
     """List drafts."""
-    items, meta = await service.list_drafts(session, ctx, params, codec, channel=channel)
-    return ListResponse(data=[DraftOut.model_validate(x) for x in items], pagination=meta)
+    items, meta = await drafts.list_drafts(session, ctx, params, codec, channel=channel)
+    return page_response(DraftOut, items, meta)
 
 
 @router.post(
@@ -165,17 +171,19 @@ async def list_drafts(
     status_code=201,
     response_model=DraftOut,
 )
-async def create_draft(body: DraftIn, ctx: Write, session: SessionDep) -> DraftOut:
+async def create_draft(body: DraftIn, ctx: Write, session: SessionDep) -> Response:
     """Create a draft."""
-    return DraftOut.model_validate(await service.create_draft(session, ctx, body))
+    return json_response(
+        DraftOut.model_validate(await drafts.create_draft(session, ctx, body)), 201
+    )
 
 
 @router.get(
     "/drafts/{draftId}", operation_id="getEngageDraft", tags=DRAFTS, response_model=DraftOut
 )
-async def get_draft(draftId: uuid.UUID, ctx: Read, session: SessionDep) -> DraftOut:
+async def get_draft(draftId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one draft."""
-    return DraftOut.model_validate(await service.get_draft(session, ctx, draftId))
+    return json_response(DraftOut.model_validate(await drafts.get_draft(session, ctx, draftId)))
 
 
 @router.patch(
@@ -183,15 +191,17 @@ async def get_draft(draftId: uuid.UUID, ctx: Read, session: SessionDep) -> Draft
 )
 async def update_draft(
     draftId: uuid.UUID, body: DraftPatch, ctx: Write, session: SessionDep
-) -> DraftOut:
+) -> Response:
     """Change the fields sent."""
-    return DraftOut.model_validate(await service.update_draft(session, ctx, draftId, body))
+    return json_response(
+        DraftOut.model_validate(await drafts.update_draft(session, ctx, draftId, body))
+    )
 
 
 @router.delete("/drafts/{draftId}", operation_id="deleteEngageDraft", tags=DRAFTS, status_code=204)
 async def delete_draft(draftId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
     """Delete a draft for good."""
-    await service.delete_draft(session, ctx, draftId)
+    await drafts.delete_draft(session, ctx, draftId)
     return Response(status_code=204)
 
 
@@ -208,26 +218,26 @@ async def list_lists(
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
     type: Annotated[ListType | None, Query()] = None,
     include_archived: IncludeArchived = False,
-) -> ListResponse[ListOut]:
+) -> Response:
     """List audience lists."""
-    items, meta = await service.list_lists(
+    items, meta = await lists.list_lists(
         session, ctx, params, codec, list_type=type, include_archived=include_archived
     )
-    return ListResponse(data=[ListOut.model_validate(x) for x in items], pagination=meta)
+    return page_response(ListOut, items, meta)
 
 
 @router.post(
     "/lists", operation_id="createEngageList", tags=LISTS, status_code=201, response_model=ListOut
 )
-async def create_list(body: ListIn, ctx: Write, session: SessionDep) -> ListOut:
+async def create_list(body: ListIn, ctx: Write, session: SessionDep) -> Response:
     """Create a MANUAL list, or a DYNAMIC list with criteria."""
-    return ListOut.model_validate(await service.create_list(session, ctx, body))
+    return json_response(ListOut.model_validate(await lists.create_list(session, ctx, body)), 201)
 
 
 @router.get("/lists/{listId}", operation_id="getEngageList", tags=LISTS, response_model=ListOut)
-async def get_list(listId: uuid.UUID, ctx: Read, session: SessionDep) -> ListOut:
+async def get_list(listId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one list."""
-    return ListOut.model_validate(await service.get_list(session, ctx, listId))
+    return json_response(ListOut.model_validate(await lists.get_list(session, ctx, listId)))
 
 
 @router.patch(
@@ -235,15 +245,17 @@ async def get_list(listId: uuid.UUID, ctx: Read, session: SessionDep) -> ListOut
 )
 async def update_list(
     listId: uuid.UUID, body: ListPatch, ctx: Write, session: SessionDep
-) -> ListOut:
+) -> Response:
     """Change the name, description or (DYNAMIC) criteria."""
-    return ListOut.model_validate(await service.update_list(session, ctx, listId, body))
+    return json_response(
+        ListOut.model_validate(await lists.update_list(session, ctx, listId, body))
+    )
 
 
 @router.delete("/lists/{listId}", operation_id="archiveEngageList", tags=LISTS, status_code=204)
 async def archive_list(listId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
     """Archive a list."""
-    await service.archive_list(session, ctx, listId)
+    await lists.archive_list(session, ctx, listId)
     return Response(status_code=204)
 
 
@@ -259,10 +271,10 @@ async def list_members(
     session: SessionDep,
     codec: CursorCodecDep,
     params: Annotated[ListParams, list_params(("contactId",), default="contactId")],
-) -> ListResponse[MemberOut]:
+) -> Response:
     """A list's contacts; a DYNAMIC list's are evaluated now. Use `limit`/`cursor` for big lists."""
-    items, meta = await service.list_members(session, ctx, listId, params, codec)
-    return ListResponse(data=[MemberOut.model_validate(x) for x in items], pagination=meta)
+    items, meta = await lists.list_members(session, ctx, listId, params, codec)
+    return page_response(MemberOut, items, meta)
 
 
 @router.post(
@@ -273,11 +285,9 @@ async def list_members(
 )
 async def add_members(
     listId: uuid.UUID, body: MembersIn, ctx: Write, session: SessionDep
-) -> MembersAdded:
+) -> Response:
     """Add contacts to a MANUAL list; those already in it are skipped."""
-    return MembersAdded.model_validate(
-        await service.add_members(session, ctx, listId, body.contact_ids)
-    )
+    return json_response(await lists.add_members(session, ctx, listId, body.contact_ids))
 
 
 @router.delete(
@@ -290,7 +300,7 @@ async def remove_member(
     listId: uuid.UUID, contactId: uuid.UUID, ctx: Write, session: SessionDep
 ) -> Response:
     """Remove a contact from a MANUAL list."""
-    await service.remove_member(session, ctx, listId, contactId)
+    await lists.remove_member(session, ctx, listId, contactId)
     return Response(status_code=204)
 
 
@@ -309,10 +319,10 @@ async def list_campaigns(
     codec: CursorCodecDep,
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
     status: Annotated[CampaignStatus | None, Query()] = None,
-) -> ListResponse[CampaignOut]:
+) -> Response:
     """List campaigns."""
-    items, meta = await service.list_campaigns(session, ctx, params, codec, status=status)
-    return ListResponse(data=[CampaignOut.model_validate(x) for x in items], pagination=meta)
+    items, meta = await campaigns.list_campaigns(session, ctx, params, codec, status=status)
+    return page_response(CampaignOut, items, meta)
 
 
 @router.post(
@@ -322,9 +332,11 @@ async def list_campaigns(
     status_code=201,
     response_model=CampaignOut,
 )
-async def create_campaign(body: CampaignIn, ctx: Write, session: SessionDep) -> CampaignOut:
+async def create_campaign(body: CampaignIn, ctx: Write, session: SessionDep) -> Response:
     """Create a draft campaign with its flow of steps."""
-    return CampaignOut.model_validate(await service.create_campaign(session, ctx, body))
+    return json_response(
+        CampaignOut.model_validate(await campaigns.create_campaign(session, ctx, body)), 201
+    )
 
 
 @router.post(
@@ -334,10 +346,10 @@ async def create_campaign(body: CampaignIn, ctx: Write, session: SessionDep) -> 
     status_code=207,
     response_model=BulkCampaignsOut,
 )
-async def bulk_create_campaigns(body: BulkCampaignsIn, ctx: Write, session: SessionDep) -> Any:
+async def bulk_create_campaigns(body: BulkCampaignsIn, ctx: Write, session: SessionDep) -> Response:
     """Create up to 100 campaigns; one result per row."""
-    result = await service.bulk_create_campaigns(session, ctx, body.campaigns)
-    return JSONResponse(result, status_code=207)
+    result = await campaigns.bulk_create_campaigns(session, ctx, body.campaigns)
+    return json_response(result, 207)
 
 
 @router.get(
@@ -346,9 +358,11 @@ async def bulk_create_campaigns(body: BulkCampaignsIn, ctx: Write, session: Sess
     tags=CAMPAIGNS,
     response_model=CampaignOut,
 )
-async def get_campaign(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> CampaignOut:
+async def get_campaign(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one campaign."""
-    return CampaignOut.model_validate(await service.get_campaign(session, ctx, campaignId))
+    return json_response(
+        CampaignOut.model_validate(await campaigns.get_campaign(session, ctx, campaignId))
+    )
 
 
 @router.patch(
@@ -359,9 +373,11 @@ async def get_campaign(campaignId: uuid.UUID, ctx: Read, session: SessionDep) ->
 )
 async def update_campaign(
     campaignId: uuid.UUID, body: CampaignPatch, ctx: Write, session: SessionDep
-) -> CampaignOut:
+) -> Response:
     """Change the fields sent; the flow only of a draft; status along allowed transitions."""
-    return CampaignOut.model_validate(await service.update_campaign(session, ctx, campaignId, body))
+    return json_response(
+        CampaignOut.model_validate(await campaigns.update_campaign(session, ctx, campaignId, body))
+    )
 
 
 @router.post(
@@ -373,10 +389,10 @@ async def update_campaign(
 )
 async def enroll(
     campaignId: uuid.UUID, body: EnrollIn, ctx: Write, session: SessionDep
-) -> JobEnvelope:
+) -> Response:
     """Enroll a list or contacts; answers 202 with the job the worker runs."""
-    job = await service.enroll(session, ctx, campaignId, body)
-    return JobEnvelope(job=JobOut.model_validate(job))
+    job = await campaigns.enroll(session, ctx, campaignId, body)
+    return json_response(JobEnvelope(job=JobOut.model_validate(job)), 202)
 
 
 @router.get(
@@ -385,9 +401,9 @@ async def enroll(
     tags=CAMPAIGNS,
     response_model=JobOut,
 )
-async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> JobOut:
+async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """An enrollment job's status and counts."""
-    return JobOut.model_validate(await service.get_job(session, ctx, jobId))
+    return json_response(JobOut.model_validate(await campaigns.get_job(session, ctx, jobId)))
 
 
 @router.get(
@@ -396,8 +412,8 @@ async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> JobOut:
     tags=CAMPAIGNS,
     response_model=CampaignStatusOut,
 )
-async def campaign_status(
-    campaignId: uuid.UUID, ctx: Read, session: SessionDep
-) -> CampaignStatusOut:
+async def campaign_status(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Enrollment counts per step and state."""
-    return CampaignStatusOut.model_validate(await service.campaign_status(session, ctx, campaignId))
+    return json_response(
+        CampaignStatusOut.model_validate(await campaigns.campaign_status(session, ctx, campaignId))
+    )

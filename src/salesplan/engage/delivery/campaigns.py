@@ -31,8 +31,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
+from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
-from salesplan.engage import service as engage_service
 from salesplan.engage.delivery.sequence import LIVE
 from salesplan.engage.delivery.service import outbox_message
 from salesplan.errors import AppError, Conflict, Unprocessable
@@ -66,7 +66,7 @@ async def start_campaign(
     `active`. A draft set `active` by PATCH but never started can be started. A campaign without
     steps starts with nothing to schedule (`started` 0): contract §11 defines `started` as the
     contacts whose first step was scheduled, and names no error for it."""
-    campaign = await engage_service.get_campaign(session, ctx, campaign_id)
+    campaign = await engage_campaigns.get_campaign(session, ctx, campaign_id)
     # Serialize concurrent starts (with different keys) of one campaign.
     await session.execute(
         select(EngageCampaign.id).where(EngageCampaign.id == campaign.id).with_for_update()

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
-from salesplan.engage import service as engage_service
+from salesplan.engage import templates as engage_templates
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.schemas import (
     AnalyticsDay,
@@ -76,10 +76,10 @@ async def message_content(
     contact (subject and body sent beside them win), else the subject and body sent."""
     if data.template_id is None and data.draft_id is None:
         return data.subject, data.body or "", data.body_html
-    subject, body, body_html = await engage_service.sendable_content(
+    subject, body, body_html = await engage_templates.sendable_content(
         session, ctx, channel=data.channel, template_id=data.template_id, draft_id=data.draft_id
     )
-    rendered = await engage_service.render_for_contact(
+    rendered = await engage_templates.render_for_contact(
         session,
         ctx,
         contact,
