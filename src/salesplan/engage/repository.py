@@ -8,12 +8,13 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Select, func, insert, select
+from sqlalchemy import Select, Table, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.audience import audience_of_ids, audience_of_list
 from salesplan.errors import Unprocessable
+from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.repository import Repository
 from salesplan.kit.schemas import PaginationMeta
@@ -28,10 +29,11 @@ from salesplan.models.engage import (
     EngageListMember,
     EngageTemplate,
 )
+from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
 
-def _equal(model: Any, **filters: str | None) -> list[Any]:
-    """`column == value` for each filter sent (a filter left out or empty narrows nothing)."""
+def _equal(model: Any, **filters: Any) -> list[Any]:
+    """`column == value` for each filter sent (a filter left out narrows nothing)."""
     return [getattr(model, column) == value for column, value in filters.items() if value]
 
 
@@ -218,6 +220,45 @@ class CampaignRepository(Repository[EngageCampaign]):
 
 class JobRepository(Repository[EngageEnrollmentJob]):
     model = EngageEnrollmentJob
+
+
+# --- delivery: the outbox and replies ----------------------------------------------------------
+
+
+class QueueRepository(Repository[EngageMessage]):
+    model = EngageMessage
+    sort_columns = {"createdAt": EngageMessage.created_at, "updatedAt": EngageMessage.updated_at}
+
+    async def page(
+        self, params: ListParams, codec: CursorCodec, **filters: Any
+    ) -> tuple[list[EngageMessage], PaginationMeta]:
+        """Filters by column name (`status`, `campaign_id`, `contact_id`)."""
+        return await self.list(params, codec, where=_equal(EngageMessage, **filters))
+
+
+class ReplyRepository(Repository[EngageReply]):
+    model = EngageReply
+    sort_columns = {"receivedAt": EngageReply.received_at}
+
+    async def page(
+        self, params: ListParams, codec: CursorCodec, **filters: Any
+    ) -> tuple[list[EngageReply], PaginationMeta]:
+        """Filters by column name (`message_id`, `contact_id`, `campaign_id`)."""
+        return await self.list(params, codec, where=_equal(EngageReply, **filters))
+
+
+async def count_engagement(
+    session: AsyncSession, message_id: uuid.UUID, count: str, first_at: str
+) -> None:
+    """One more open or click of a message (`open_count`/`opened_at`, `click_count`/
+    `clicked_at`); the first one's time is kept. Not scoped: a tracking link's signature proves
+    the message id, and the row's organization is the message's own."""
+    table: Table = EngageMessage.__table__  # type: ignore[assignment]
+    await session.execute(
+        table.update()
+        .where(table.c.id == message_id)
+        .values({count: table.c[count] + 1, first_at: func.coalesce(table.c[first_at], utcnow())})
+    )
 
 
 # --- rows named in a request body ------------------------------------------------------------
