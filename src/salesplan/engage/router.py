@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import inspect
 import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
@@ -57,6 +62,111 @@ DRAFTS: list[str | Enum] = ["engage-drafts"]
 LISTS: list[str | Enum] = ["engage-lists"]
 CAMPAIGNS: list[str | Enum] = ["engage-campaigns"]
 
+
+def _endpoint(
+    doc: str, run: Callable[..., Awaitable[Response]], **parameters: Any
+) -> Callable[..., Awaitable[Response]]:
+    """A route function whose parameters (FastAPI reads them from its signature) are
+    `parameters`, name → annotation in order; it calls `run` with them as keywords."""
+
+    async def endpoint(**arguments: Any) -> Response:
+        return await run(**arguments)
+
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a)
+            for n, a in parameters.items()
+        ],
+        return_annotation=Response,
+    )
+    endpoint.__doc__ = doc
+    return endpoint
+
+
+@dataclass(frozen=True)
+class Record:
+    """One kind of Engage record (template, draft, list, campaign) served at `path` and
+    `path/{id_name}` by its service's create, get, update and (when it has one) remove."""
+
+    path: str
+    id_name: str
+    noun: str  # the operationIds' noun: createEngage<noun>, getEngage<noun>, …
+    tags: list[str | Enum]
+    out: type[BaseModel]
+    create: Callable[..., Awaitable[Any]]
+    get: Callable[..., Awaitable[Any]]
+    update: Callable[..., Awaitable[Any]]
+    remove: Callable[..., Awaitable[None]] | None = None
+    remove_verb: str = "archive"  # archive (DELETE archives) or delete (DELETE is permanent)
+
+
+def create_route(record: Record, body: type[BaseModel], doc: str) -> None:
+    """`POST path`: 201 with the created record."""
+
+    async def run(body: BaseModel, ctx: RequestContext, session: AsyncSession) -> Response:
+        return json_response(
+            record.out.model_validate(await record.create(session, ctx, body)), 201
+        )
+
+    router.post(
+        record.path,
+        operation_id=f"createEngage{record.noun}",
+        name=f"create_{record.noun.lower()}",
+        tags=record.tags,
+        status_code=201,
+        response_model=record.out,
+    )(_endpoint(doc, run, body=body, ctx=Write, session=SessionDep))
+
+
+def record_routes(
+    record: Record, patch: type[BaseModel], docs: tuple[str, str, str | None]
+) -> None:
+    """`GET`, `PATCH` (and, with `remove`, `DELETE`) `path/{id_name}`; `docs` are their
+    descriptions."""
+    one, name = f"{record.path}/{{{record.id_name}}}", record.noun.lower()
+
+    async def get(ctx: RequestContext, session: AsyncSession, **path: uuid.UUID) -> Response:
+        row = await record.get(session, ctx, path[record.id_name])
+        return json_response(record.out.model_validate(row))
+
+    async def update(
+        body: BaseModel, ctx: RequestContext, session: AsyncSession, **path: uuid.UUID
+    ) -> Response:
+        row = await record.update(session, ctx, path[record.id_name], body)
+        return json_response(record.out.model_validate(row))
+
+    async def remove(ctx: RequestContext, session: AsyncSession, **path: uuid.UUID) -> Response:
+        assert record.remove is not None
+        await record.remove(session, ctx, path[record.id_name])
+        return Response(status_code=204)
+
+    path_id = {record.id_name: uuid.UUID}
+    common: dict[str, Any] = {"tags": record.tags}
+    router.get(
+        one,
+        operation_id=f"getEngage{record.noun}",
+        name=f"get_{name}",
+        response_model=record.out,
+        **common,
+    )(_endpoint(docs[0], get, **path_id, ctx=Read, session=SessionDep))
+    router.patch(
+        one,
+        operation_id=f"updateEngage{record.noun}",
+        name=f"update_{name}",
+        response_model=record.out,
+        **common,
+    )(_endpoint(docs[1], update, **path_id, body=patch, ctx=Write, session=SessionDep))
+    if record.remove is not None and docs[2] is not None:
+        verb = record.remove_verb
+        router.delete(
+            one,
+            operation_id=f"{verb}Engage{record.noun}",
+            name=f"{verb}_{name}",
+            status_code=204,
+            **common,
+        )(_endpoint(docs[2], remove, **path_id, ctx=Write, session=SessionDep))
+
+
 # --- templates -----------------------------------------------------------------------------
 
 
@@ -81,55 +191,27 @@ async def list_templates(
     return page_response(TemplateOut, items, meta)
 
 
-@router.post(
+TEMPLATE = Record(
     "/templates",
-    operation_id="createEngageTemplate",
-    tags=TEMPLATES,
-    status_code=201,
-    response_model=TemplateOut,
+    "templateId",
+    "Template",
+    TEMPLATES,
+    TemplateOut,
+    templates.create_template,
+    templates.get_template,
+    templates.update_template,
+    templates.archive_template,
 )
-async def create_template(body: TemplateIn, ctx: Write, session: SessionDep) -> Response:
-    """Create a template (EMAIL needs a subject); merge fields like {{ contact.firstName }}."""
-    return json_response(
-        TemplateOut.model_validate(await templates.create_template(session, ctx, body)), 201
-    )
-
-
-@router.get(
-    "/templates/{templateId}",
-    operation_id="getEngageTemplate",
-    tags=TEMPLATES,
-    response_model=TemplateOut,
+create_route(
+    TEMPLATE,
+    TemplateIn,
+    "Create a template (EMAIL needs a subject); merge fields like {{ contact.firstName }}.",
 )
-async def get_template(templateId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one template (archived ones too)."""
-    return json_response(
-        TemplateOut.model_validate(await templates.get_template(session, ctx, templateId))
-    )
-
-
-@router.patch(
-    "/templates/{templateId}",
-    operation_id="updateEngageTemplate",
-    tags=TEMPLATES,
-    response_model=TemplateOut,
+record_routes(
+    TEMPLATE,
+    TemplatePatch,
+    ("Read one template (archived ones too).", "Change the fields sent.", "Archive a template."),
 )
-async def update_template(
-    templateId: uuid.UUID, body: TemplatePatch, ctx: Write, session: SessionDep
-) -> Response:
-    """Change the fields sent."""
-    return json_response(
-        TemplateOut.model_validate(await templates.update_template(session, ctx, templateId, body))
-    )
-
-
-@router.delete(
-    "/templates/{templateId}", operation_id="archiveEngageTemplate", tags=TEMPLATES, status_code=204
-)
-async def archive_template(templateId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
-    """Archive a template."""
-    await templates.archive_template(session, ctx, templateId)
-    return Response(status_code=204)
 
 
 @router.post(
@@ -164,45 +246,22 @@ async def list_drafts(
     return page_response(DraftOut, items, meta)
 
 
-@router.post(
+DRAFT = Record(
     "/drafts",
-    operation_id="createEngageDraft",
-    tags=DRAFTS,
-    status_code=201,
-    response_model=DraftOut,
+    "draftId",
+    "Draft",
+    DRAFTS,
+    DraftOut,
+    drafts.create_draft,
+    drafts.get_draft,
+    drafts.update_draft,
+    drafts.delete_draft,
+    remove_verb="delete",
 )
-async def create_draft(body: DraftIn, ctx: Write, session: SessionDep) -> Response:
-    """Create a draft."""
-    return json_response(
-        DraftOut.model_validate(await drafts.create_draft(session, ctx, body)), 201
-    )
-
-
-@router.get(
-    "/drafts/{draftId}", operation_id="getEngageDraft", tags=DRAFTS, response_model=DraftOut
+create_route(DRAFT, DraftIn, "Create a draft.")
+record_routes(
+    DRAFT, DraftPatch, ("Read one draft.", "Change the fields sent.", "Delete a draft for good.")
 )
-async def get_draft(draftId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one draft."""
-    return json_response(DraftOut.model_validate(await drafts.get_draft(session, ctx, draftId)))
-
-
-@router.patch(
-    "/drafts/{draftId}", operation_id="updateEngageDraft", tags=DRAFTS, response_model=DraftOut
-)
-async def update_draft(
-    draftId: uuid.UUID, body: DraftPatch, ctx: Write, session: SessionDep
-) -> Response:
-    """Change the fields sent."""
-    return json_response(
-        DraftOut.model_validate(await drafts.update_draft(session, ctx, draftId, body))
-    )
-
-
-@router.delete("/drafts/{draftId}", operation_id="deleteEngageDraft", tags=DRAFTS, status_code=204)
-async def delete_draft(draftId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
-    """Delete a draft for good."""
-    await drafts.delete_draft(session, ctx, draftId)
-    return Response(status_code=204)
 
 
 # --- lists ---------------------------------------------------------------------------------
@@ -226,37 +285,27 @@ async def list_lists(
     return page_response(ListOut, items, meta)
 
 
-@router.post(
-    "/lists", operation_id="createEngageList", tags=LISTS, status_code=201, response_model=ListOut
+LIST = Record(
+    "/lists",
+    "listId",
+    "List",
+    LISTS,
+    ListOut,
+    lists.create_list,
+    lists.get_list,
+    lists.update_list,
+    lists.archive_list,
 )
-async def create_list(body: ListIn, ctx: Write, session: SessionDep) -> Response:
-    """Create a MANUAL list, or a DYNAMIC list with criteria."""
-    return json_response(ListOut.model_validate(await lists.create_list(session, ctx, body)), 201)
-
-
-@router.get("/lists/{listId}", operation_id="getEngageList", tags=LISTS, response_model=ListOut)
-async def get_list(listId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one list."""
-    return json_response(ListOut.model_validate(await lists.get_list(session, ctx, listId)))
-
-
-@router.patch(
-    "/lists/{listId}", operation_id="updateEngageList", tags=LISTS, response_model=ListOut
+create_route(LIST, ListIn, "Create a MANUAL list, or a DYNAMIC list with criteria.")
+record_routes(
+    LIST,
+    ListPatch,
+    (
+        "Read one list.",
+        "Change the name, description or (DYNAMIC) criteria.",
+        "Archive a list.",
+    ),
 )
-async def update_list(
-    listId: uuid.UUID, body: ListPatch, ctx: Write, session: SessionDep
-) -> Response:
-    """Change the name, description or (DYNAMIC) criteria."""
-    return json_response(
-        ListOut.model_validate(await lists.update_list(session, ctx, listId, body))
-    )
-
-
-@router.delete("/lists/{listId}", operation_id="archiveEngageList", tags=LISTS, status_code=204)
-async def archive_list(listId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
-    """Archive a list."""
-    await lists.archive_list(session, ctx, listId)
-    return Response(status_code=204)
 
 
 @router.get(
@@ -325,18 +374,17 @@ async def list_campaigns(
     return page_response(CampaignOut, items, meta)
 
 
-@router.post(
+CAMPAIGN = Record(
     "/campaigns",
-    operation_id="createEngageCampaign",
-    tags=CAMPAIGNS,
-    status_code=201,
-    response_model=CampaignOut,
+    "campaignId",
+    "Campaign",
+    CAMPAIGNS,
+    CampaignOut,
+    campaigns.create_campaign,
+    campaigns.get_campaign,
+    campaigns.update_campaign,
 )
-async def create_campaign(body: CampaignIn, ctx: Write, session: SessionDep) -> Response:
-    """Create a draft campaign with its flow of steps."""
-    return json_response(
-        CampaignOut.model_validate(await campaigns.create_campaign(session, ctx, body)), 201
-    )
+create_route(CAMPAIGN, CampaignIn, "Create a draft campaign with its flow of steps.")
 
 
 @router.post(
@@ -352,32 +400,15 @@ async def bulk_create_campaigns(body: BulkCampaignsIn, ctx: Write, session: Sess
     return json_response(result, 207)
 
 
-@router.get(
-    "/campaigns/{campaignId}",
-    operation_id="getEngageCampaign",
-    tags=CAMPAIGNS,
-    response_model=CampaignOut,
+record_routes(
+    CAMPAIGN,
+    CampaignPatch,
+    (
+        "Read one campaign.",
+        "Change the fields sent; the flow only of a draft; status along allowed transitions.",
+        None,
+    ),
 )
-async def get_campaign(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one campaign."""
-    return json_response(
-        CampaignOut.model_validate(await campaigns.get_campaign(session, ctx, campaignId))
-    )
-
-
-@router.patch(
-    "/campaigns/{campaignId}",
-    operation_id="updateEngageCampaign",
-    tags=CAMPAIGNS,
-    response_model=CampaignOut,
-)
-async def update_campaign(
-    campaignId: uuid.UUID, body: CampaignPatch, ctx: Write, session: SessionDep
-) -> Response:
-    """Change the fields sent; the flow only of a draft; status along allowed transitions."""
-    return json_response(
-        CampaignOut.model_validate(await campaigns.update_campaign(session, ctx, campaignId, body))
-    )
 
 
 @router.post(
