@@ -26,11 +26,11 @@ async def list_lists(
     params: ListParams,
     codec: CursorCodec,
     *,
-    list_type: str | None,
+    type: str | None,
     include_archived: bool,
 ) -> tuple[list[EngageList], PaginationMeta]:
     return await ListRepository(session, ctx).page(
-        params, codec, list_type=list_type, include_archived=include_archived
+        params, codec, type=type, include_archived=include_archived
     )
 
 

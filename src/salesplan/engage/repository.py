@@ -106,13 +106,13 @@ class ListRepository(Repository[EngageList]):
         params: ListParams,
         codec: CursorCodec,
         *,
-        list_type: str | None,
+        type: str | None,
         include_archived: bool,
     ) -> tuple[list[EngageList], PaginationMeta]:
         return await self.list(
             params,
             codec,
-            where=_equal(EngageList, type=list_type),
+            where=_equal(EngageList, type=type),
             include_archived=include_archived,
         )
 

@@ -47,7 +47,7 @@ from salesplan.engage.schemas import (
     TemplateOut,
     TemplatePatch,
 )
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodec, CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
 
@@ -56,6 +56,7 @@ router = APIRouter()
 Read = Annotated[RequestContext, require("engage:read", "engage")]
 Write = Annotated[RequestContext, require("engage:write", "engage")]
 IncludeArchived = Annotated[bool, Query(alias="includeArchived")]
+BY_NAME = ("createdAt", "updatedAt", "name")
 
 TEMPLATES: list[str | Enum] = ["engage-templates"]
 DRAFTS: list[str | Enum] = ["engage-drafts"]
@@ -67,14 +68,17 @@ def _endpoint(
     doc: str, run: Callable[..., Awaitable[Response]], **parameters: Any
 ) -> Callable[..., Awaitable[Response]]:
     """A route function whose parameters (FastAPI reads them from its signature) are
-    `parameters`, name → annotation in order; it calls `run` with them as keywords."""
+    `parameters`, name → annotation (or (annotation, default)) in order; it calls `run` with
+    them as keywords."""
 
     async def endpoint(**arguments: Any) -> Response:
         return await run(**arguments)
 
     endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [
-            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a)
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a[0], default=a[1])
+            if isinstance(a, tuple)
+            else inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a)
             for n, a in parameters.items()
         ],
         return_annotation=Response,
@@ -98,6 +102,45 @@ class Record:
     update: Callable[..., Awaitable[Any]]
     remove: Callable[..., Awaitable[None]] | None = None
     remove_verb: str = "archive"  # archive (DELETE archives) or delete (DELETE is permanent)
+
+
+def list_route(
+    record: Record,
+    run: Callable[..., Awaitable[tuple[list[Any], Any]]],
+    doc: str,
+    sortable: tuple[str, ...],
+    **filters: tuple[Any, Any],
+) -> None:
+    """`GET path`: a page of records. `filters` are its query parameters beside the shared
+    list parameters (name → (annotation, default)), passed to `run` by the same names."""
+
+    async def page(
+        ctx: RequestContext,
+        session: AsyncSession,
+        codec: CursorCodec,
+        params: ListParams,
+        **query: Any,
+    ) -> Response:
+        items, meta = await run(session, ctx, params, codec, **query)
+        return page_response(record.out, items, meta)
+
+    router.get(
+        record.path,
+        operation_id=f"listEngage{record.noun}s",
+        name=f"list_{record.noun.lower()}s",
+        tags=record.tags,
+        response_model=ListResponse[record.out],  # type: ignore[name-defined]
+    )(
+        _endpoint(
+            doc,
+            page,
+            ctx=Read,
+            session=SessionDep,
+            codec=CursorCodecDep,
+            params=Annotated[ListParams, list_params(sortable)],
+            **filters,
+        )
+    )
 
 
 def create_route(record: Record, body: type[BaseModel], doc: str) -> None:
@@ -170,27 +213,6 @@ def record_routes(
 # --- templates -----------------------------------------------------------------------------
 
 
-@router.get(
-    "/templates",
-    operation_id="listEngageTemplates",
-    tags=TEMPLATES,
-    response_model=ListResponse[TemplateOut],
-)
-async def list_templates(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-    channel: Annotated[Channel | None, Query()] = None,
-    include_archived: IncludeArchived = False,
-) -> Response:
-    """List message templates."""
-    items, meta = await templates.list_templates(
-        session, ctx, params, codec, channel=channel, include_archived=include_archived
-    )
-    return page_response(TemplateOut, items, meta)
-
-
 TEMPLATE = Record(
     "/templates",
     "templateId",
@@ -201,6 +223,14 @@ TEMPLATE = Record(
     templates.get_template,
     templates.update_template,
     templates.archive_template,
+)
+list_route(
+    TEMPLATE,
+    templates.list_templates,
+    "List message templates.",
+    BY_NAME,
+    channel=(Annotated[Channel | None, Query()], None),
+    include_archived=(IncludeArchived, False),
 )
 create_route(
     TEMPLATE,
@@ -231,21 +261,6 @@ async def preview_template(
 # --- drafts --------------------------------------------------------------------------------
 
 
-@router.get(
-    "/drafts", operation_id="listEngageDrafts", tags=DRAFTS, response_model=ListResponse[DraftOut]
-)
-async def list_drafts(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt"))],
-    channel: Annotated[Channel | None, Query()] = None,
-) -> Response:
-    """List drafts."""
-    items, meta = await drafts.list_drafts(session, ctx, params, codec, channel=channel)
-    return page_response(DraftOut, items, meta)
-
-
 DRAFT = Record(
     "/drafts",
     "draftId",
@@ -258,6 +273,13 @@ DRAFT = Record(
     drafts.delete_draft,
     remove_verb="delete",
 )
+list_route(
+    DRAFT,
+    drafts.list_drafts,
+    "List drafts.",
+    ("createdAt", "updatedAt"),
+    channel=(Annotated[Channel | None, Query()], None),
+)
 create_route(DRAFT, DraftIn, "Create a draft.")
 record_routes(
     DRAFT, DraftPatch, ("Read one draft.", "Change the fields sent.", "Delete a draft for good.")
@@ -265,24 +287,6 @@ record_routes(
 
 
 # --- lists ---------------------------------------------------------------------------------
-
-
-@router.get(
-    "/lists", operation_id="listEngageLists", tags=LISTS, response_model=ListResponse[ListOut]
-)
-async def list_lists(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-    type: Annotated[ListType | None, Query()] = None,
-    include_archived: IncludeArchived = False,
-) -> Response:
-    """List audience lists."""
-    items, meta = await lists.list_lists(
-        session, ctx, params, codec, list_type=type, include_archived=include_archived
-    )
-    return page_response(ListOut, items, meta)
 
 
 LIST = Record(
@@ -295,6 +299,14 @@ LIST = Record(
     lists.get_list,
     lists.update_list,
     lists.archive_list,
+)
+list_route(
+    LIST,
+    lists.list_lists,
+    "List audience lists.",
+    BY_NAME,
+    type=(Annotated[ListType | None, Query()], None),
+    include_archived=(IncludeArchived, False),
 )
 create_route(LIST, ListIn, "Create a MANUAL list, or a DYNAMIC list with criteria.")
 record_routes(
@@ -356,24 +368,6 @@ async def remove_member(
 # --- campaigns -----------------------------------------------------------------------------
 
 
-@router.get(
-    "/campaigns",
-    operation_id="listEngageCampaigns",
-    tags=CAMPAIGNS,
-    response_model=ListResponse[CampaignOut],
-)
-async def list_campaigns(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-    status: Annotated[CampaignStatus | None, Query()] = None,
-) -> Response:
-    """List campaigns."""
-    items, meta = await campaigns.list_campaigns(session, ctx, params, codec, status=status)
-    return page_response(CampaignOut, items, meta)
-
-
 CAMPAIGN = Record(
     "/campaigns",
     "campaignId",
@@ -383,6 +377,13 @@ CAMPAIGN = Record(
     campaigns.create_campaign,
     campaigns.get_campaign,
     campaigns.update_campaign,
+)
+list_route(
+    CAMPAIGN,
+    campaigns.list_campaigns,
+    "List campaigns.",
+    BY_NAME,
+    status=(Annotated[CampaignStatus | None, Query()], None),
 )
 create_route(CAMPAIGN, CampaignIn, "Create a draft campaign with its flow of steps.")
 
