@@ -16,7 +16,7 @@ from salesplan.engage.audience import audience_of_ids, audience_of_list
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import M, Repository
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.crm import Account, Contact
@@ -32,12 +32,23 @@ from salesplan.models.engage import (
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
 
-def _equal(model: Any, **filters: Any) -> list[Any]:
-    """`column == value` for each filter sent (a filter left out narrows nothing)."""
-    return [getattr(model, column) == value for column, value in filters.items() if value]
+class EngageRepository(Repository[M]):
+    async def page(
+        self,
+        params: ListParams,
+        codec: CursorCodec,
+        *,
+        include_archived: bool = False,
+        **equal: Any,
+    ) -> tuple[list[M], PaginationMeta]:
+        """One page of the organization's rows; `equal` filters by column name (a filter left
+        out, None, narrows nothing)."""
+        model = self.model
+        where = [getattr(model, column) == value for column, value in equal.items() if value]
+        return await self.list(params, codec, where=where, include_archived=include_archived)
 
 
-class TemplateRepository(Repository[EngageTemplate]):
+class TemplateRepository(EngageRepository[EngageTemplate]):
     model = EngageTemplate
     sort_columns = {
         "createdAt": EngageTemplate.created_at,
@@ -45,21 +56,6 @@ class TemplateRepository(Repository[EngageTemplate]):
         "name": EngageTemplate.name,
     }
     search_columns = (EngageTemplate.name,)
-
-    async def page(
-        self,
-        params: ListParams,
-        codec: CursorCodec,
-        *,
-        channel: str | None,
-        include_archived: bool,
-    ) -> tuple[list[EngageTemplate], PaginationMeta]:
-        return await self.list(
-            params,
-            codec,
-            where=_equal(EngageTemplate, channel=channel),
-            include_archived=include_archived,
-        )
 
     async def live_channels(self, ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
         """Template id → channel of the live templates among `ids`, in one query."""
@@ -74,15 +70,10 @@ class TemplateRepository(Repository[EngageTemplate]):
         return {row.id: row.channel for row in (await self.session.execute(stmt)).all()}
 
 
-class DraftRepository(Repository[EngageDraft]):
+class DraftRepository(EngageRepository[EngageDraft]):
     model = EngageDraft
     sort_columns = {"createdAt": EngageDraft.created_at, "updatedAt": EngageDraft.updated_at}
     search_columns = (EngageDraft.name, EngageDraft.subject)
-
-    async def page(
-        self, params: ListParams, codec: CursorCodec, *, channel: str | None
-    ) -> tuple[list[EngageDraft], PaginationMeta]:
-        return await self.list(params, codec, where=_equal(EngageDraft, channel=channel))
 
     async def delete(self, draft: EngageDraft) -> None:
         await self.session.delete(draft)
@@ -92,7 +83,7 @@ class DraftRepository(Repository[EngageDraft]):
 MEMBER_SORT = {"contactId": Contact.id}
 
 
-class ListRepository(Repository[EngageList]):
+class ListRepository(EngageRepository[EngageList]):
     model = EngageList
     sort_columns = {
         "createdAt": EngageList.created_at,
@@ -100,21 +91,6 @@ class ListRepository(Repository[EngageList]):
         "name": EngageList.name,
     }
     search_columns = (EngageList.name,)
-
-    async def page(
-        self,
-        params: ListParams,
-        codec: CursorCodec,
-        *,
-        type: str | None,
-        include_archived: bool,
-    ) -> tuple[list[EngageList], PaginationMeta]:
-        return await self.list(
-            params,
-            codec,
-            where=_equal(EngageList, type=type),
-            include_archived=include_archived,
-        )
 
     async def members(
         self, lst: EngageList, params: ListParams, codec: CursorCodec
@@ -172,7 +148,7 @@ class ListRepository(Repository[EngageList]):
         )
 
 
-class CampaignRepository(Repository[EngageCampaign]):
+class CampaignRepository(EngageRepository[EngageCampaign]):
     model = EngageCampaign
     sort_columns = {
         "createdAt": EngageCampaign.created_at,
@@ -180,11 +156,6 @@ class CampaignRepository(Repository[EngageCampaign]):
         "name": EngageCampaign.name,
     }
     search_columns = (EngageCampaign.name,)
-
-    async def page(
-        self, params: ListParams, codec: CursorCodec, *, status: str | None
-    ) -> tuple[list[EngageCampaign], PaginationMeta]:
-        return await self.list(params, codec, where=_equal(EngageCampaign, status=status))
 
     async def insert_many(self, campaigns: list[EngageCampaign]) -> None:
         """One INSERT for every campaign (their ids and timestamps set by the caller)."""
@@ -218,33 +189,21 @@ class CampaignRepository(Repository[EngageCampaign]):
         return [(step, state, count) for step, state, count in rows]
 
 
-class JobRepository(Repository[EngageEnrollmentJob]):
+class JobRepository(EngageRepository[EngageEnrollmentJob]):
     model = EngageEnrollmentJob
 
 
 # --- delivery: the outbox and replies ----------------------------------------------------------
 
 
-class QueueRepository(Repository[EngageMessage]):
+class QueueRepository(EngageRepository[EngageMessage]):
     model = EngageMessage
     sort_columns = {"createdAt": EngageMessage.created_at, "updatedAt": EngageMessage.updated_at}
 
-    async def page(
-        self, params: ListParams, codec: CursorCodec, **filters: Any
-    ) -> tuple[list[EngageMessage], PaginationMeta]:
-        """Filters by column name (`status`, `campaign_id`, `contact_id`)."""
-        return await self.list(params, codec, where=_equal(EngageMessage, **filters))
 
-
-class ReplyRepository(Repository[EngageReply]):
+class ReplyRepository(EngageRepository[EngageReply]):
     model = EngageReply
     sort_columns = {"receivedAt": EngageReply.received_at}
-
-    async def page(
-        self, params: ListParams, codec: CursorCodec, **filters: Any
-    ) -> tuple[list[EngageReply], PaginationMeta]:
-        """Filters by column name (`message_id`, `contact_id`, `campaign_id`)."""
-        return await self.list(params, codec, where=_equal(EngageReply, **filters))
 
 
 async def count_engagement(
