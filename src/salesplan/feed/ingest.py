@@ -85,8 +85,12 @@ def own_domains(conn: Connection, organization_id: uuid.UUID) -> set[str]:
     return set(conn.execute(own_domains_query(conn.dialect.name, organization_id)).scalars())
 
 
-def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
-    conn.execute(
+def _new_thread(conn: Connection, item: Incoming) -> uuid.UUID | None:
+    """Create the message's thread with the message counted in it; None when the thread
+    exists. A message's thread follows from the message (its `thread_key`), so a message whose
+    thread is new is new too: its first message needs no second look at the thread."""
+    at = item.occurred_at
+    return conn.execute(
         _insert(conn, FeedThread)
         .values(
             id=uuid7(),
@@ -94,15 +98,21 @@ def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
             kind=item.kind,
             thread_key=item.thread_key,
             subject=item.subject,
-            snippet="",
-            message_count=0,
-            last_activity_at=item.occurred_at,
+            snippet=snippet(item.text),
+            message_count=1,
+            last_activity_at=at,
+            last_inbound_at=at if item.direction == "inbound" else None,
+            last_outbound_at=None if item.direction == "inbound" else at,
             calendar_event_id=item.calendar_event_id,
             created_at=utcnow(),
             updated_at=utcnow(),
         )
         .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
-    )
+        .returning(FeedThread.id)
+    ).scalar_one_or_none()
+
+
+def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
     return conn.execute(
         select(FeedThread.id).where(
             FeedThread.organization_id == item.organization_id,
@@ -138,8 +148,10 @@ def add_participants(
 
 
 def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
-    """Store one message (once); answers its id, or None when it was already stored."""
-    thread_id = _thread_id(conn, item)
+    """Store one message (once); answers its id, or None when it was already stored. Three
+    statements when the message opens a thread, five when the thread exists."""
+    new_thread = _new_thread(conn, item)
+    thread_id = new_thread or _thread_id(conn, item)
     message_id = conn.execute(
         _insert(conn, FeedMessage)
         .values(
@@ -163,6 +175,17 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     ).scalar_one_or_none()
     if message_id is None:
         return None
+    if new_thread is None:
+        _count_in_thread(conn, thread_id, item)
+    people = list(item.participants)
+    if item.author_email:
+        people.append((item.author_email, item.author_name))
+    add_participants(conn, item.organization_id, thread_id, people)
+    return message_id
+
+
+def _count_in_thread(conn: Connection, thread_id: uuid.UUID, item: Incoming) -> None:
+    """A new message in an existing thread: its counters, latest activity and snippet move."""
     t = FeedThread.__table__.c
     at = item.occurred_at
     newer = t.last_activity_at <= at
@@ -176,11 +199,6 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     column = t.last_inbound_at if item.direction == "inbound" else t.last_outbound_at
     values[column.key] = case((column.is_(None) | (column < at), at), else_=column)
     conn.execute(update(_THREADS).where(t.id == thread_id).values(**values))
-    people = list(item.participants)
-    if item.author_email:
-        people.append((item.author_email, item.author_name))
-    add_participants(conn, item.organization_id, thread_id, people)
-    return message_id
 
 
 # -- sources -------------------------------------------------------------------------------
