@@ -14,9 +14,9 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from salesplan.accounts.records import EMAIL_PATTERN, Money, _email
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
+from salesplan.kit.fields import EMAIL_PATTERN, Money, _email
 from salesplan.kit.schemas import (
     INT64_MAX,
     NO_NUL_PATTERN,

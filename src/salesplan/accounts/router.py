@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
 
 from salesplan.accounts import descriptions as text
 from salesplan.accounts import service
@@ -23,6 +22,7 @@ from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
 from salesplan.db import SessionDep, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -97,10 +97,10 @@ async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> Ac
     description=text.BULK_CREATE_ACCOUNTS,
 )
 @as_tool(docs=text.BULK_CREATE_ACCOUNTS_ARGS)
-async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: SessionDep) -> Any:
+async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: SessionDep) -> Response:
     """Create up to 1000 accounts; one result per row."""
     result = await service.bulk_create_accounts(session, ctx, body.accounts)
-    return JSONResponse(result, status_code=207)
+    return json_response(result, 207)
 
 
 @router.get(

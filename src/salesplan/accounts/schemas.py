@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_serializer
 
-from salesplan.accounts.records import Count, CrmId, Money, Name, Short, Text, Url, money_out
+from salesplan.kit.fields import Count, CrmId, Money, Name, Short, Text, Url, money_out
 from salesplan.kit.schemas import AnyJson, ApiModel, StrictBody
 
 

@@ -14,6 +14,7 @@ from salesplan.buying_groups import service
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
 
@@ -40,39 +41,35 @@ async def list_buying_groups(
     params: Params,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
-) -> ListResponse[BuyingGroupOut]:
+) -> Response:
     """List buying groups."""
     items, meta = await service.list_buying_groups(
         session, ctx, params, codec, account_id=account_id, include_archived=include_archived
     )
-    return ListResponse(data=items, pagination=meta)
+    return json_response(ListResponse[BuyingGroupOut](data=items, pagination=meta))
 
 
 @router.post("", operation_id="createBuyingGroup", status_code=201, response_model=BuyingGroupOut)
-async def create_buying_group(
-    body: BuyingGroupIn, ctx: Write, session: SessionDep
-) -> BuyingGroupOut:
+async def create_buying_group(body: BuyingGroupIn, ctx: Write, session: SessionDep) -> Response:
     """Create a buying group."""
     group = await service.create_buying_group(session, ctx, body)
-    return await service.render_one(session, ctx, group)
+    return json_response(await service.render_one(session, ctx, group), 201)
 
 
 @router.get("/{buyingGroupId}", operation_id="getBuyingGroup", response_model=BuyingGroupOut)
-async def get_buying_group(
-    buyingGroupId: uuid.UUID, ctx: Read, session: SessionDep
-) -> BuyingGroupOut:
+async def get_buying_group(buyingGroupId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one buying group."""
     group = await service.get_buying_group(session, ctx, buyingGroupId)
-    return await service.render_one(session, ctx, group)
+    return json_response(await service.render_one(session, ctx, group))
 
 
 @router.patch("/{buyingGroupId}", operation_id="updateBuyingGroup", response_model=BuyingGroupOut)
 async def update_buying_group(
     buyingGroupId: uuid.UUID, body: BuyingGroupPatch, ctx: Write, session: SessionDep
-) -> BuyingGroupOut:
+) -> Response:
     """Change the fields sent (memberContactIds replaces the members)."""
     group = await service.update_buying_group(session, ctx, buyingGroupId, body)
-    return await service.render_one(session, ctx, group)
+    return json_response(await service.render_one(session, ctx, group))
 
 
 @router.delete("/{buyingGroupId}", operation_id="deleteBuyingGroup", status_code=204)

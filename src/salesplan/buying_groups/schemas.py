@@ -5,7 +5,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from salesplan.accounts.records import Name, Text
+from salesplan.kit.fields import Name, Text
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 

@@ -3,52 +3,24 @@
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from collections.abc import Iterable
 
-from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import apply, archive, referenced, referenced_account
 from salesplan.auth.principal import RequestContext
+from salesplan.buying_groups.repository import BuyingGroupRepository
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
 from salesplan.errors import Unprocessable
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, insert_ignoring_duplicates, scoped
-from salesplan.models.crm import BuyingGroup, BuyingGroupMember, Contact, Opportunity
-
-SORT = {
-    "createdAt": BuyingGroup.created_at,
-    "updatedAt": BuyingGroup.updated_at,
-    "name": BuyingGroup.name,
-}
-
-
-async def _members(
-    session: AsyncSession, ctx: RequestContext, group_ids: Iterable[uuid.UUID]
-) -> dict[uuid.UUID, list[uuid.UUID]]:
-    ids = list(group_ids)
-    out: dict[uuid.UUID, list[uuid.UUID]] = defaultdict(list)
-    if not ids:
-        return out
-    stmt = scoped(
-        select(BuyingGroupMember.buying_group_id, BuyingGroupMember.contact_id)
-        .where(BuyingGroupMember.buying_group_id.in_(ids))
-        .order_by(BuyingGroupMember.id),
-        ctx,
-        BuyingGroupMember,
-    )
-    for group_id, contact_id in (await session.execute(stmt)).all():
-        out[group_id].append(contact_id)
-    return out
+from salesplan.models.crm import Account, BuyingGroup, Opportunity
 
 
 async def render(
     session: AsyncSession, ctx: RequestContext, groups: list[BuyingGroup]
 ) -> list[BuyingGroupOut]:
-    members = await _members(session, ctx, (g.id for g in groups))
+    members = await BuyingGroupRepository(session, ctx).members(g.id for g in groups)
     return [
         BuyingGroupOut.model_validate(
             {
@@ -83,21 +55,9 @@ async def list_buying_groups(
     account_id: uuid.UUID | None = None,
     include_archived: bool = False,
 ) -> tuple[list[BuyingGroupOut], PaginationMeta]:
-    stmt = scoped(select(BuyingGroup), ctx)
-    if account_id is not None:
-        stmt = stmt.where(BuyingGroup.account_id == account_id)
-    if not include_archived:
-        stmt = stmt.where(BuyingGroup.archived_at.is_(None))
-    if params.search:
-        stmt = stmt.where(contains_ci(BuyingGroup.name, params.search))
-    items, meta = await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=SORT,
-        id_column=BuyingGroup.id,
-        codec=codec,
-        scalars=True,
+    where = [] if account_id is None else [BuyingGroup.account_id == account_id]
+    items, meta = await BuyingGroupRepository(session, ctx).list(
+        params, codec, where=where, include_archived=include_archived
     )
     return await render(session, ctx, items), meta
 
@@ -105,7 +65,7 @@ async def list_buying_groups(
 async def get_buying_group(
     session: AsyncSession, ctx: RequestContext, group_id: uuid.UUID
 ) -> BuyingGroup:
-    return await get_scoped(session, BuyingGroup, ctx, group_id)
+    return await BuyingGroupRepository(session, ctx).get(group_id)
 
 
 async def _check_opportunity(
@@ -130,15 +90,7 @@ async def _check_contacts(
     wanted = list(dict.fromkeys(contact_ids))
     if not wanted:
         return []
-    stmt = scoped(
-        select(Contact.id).where(
-            Contact.id.in_(wanted),
-            Contact.account_id == account_id,
-            Contact.archived_at.is_(None),
-        ),
-        ctx,
-    )
-    found = set((await session.execute(stmt)).scalars())
+    found = await BuyingGroupRepository(session, ctx).live_contacts_of_account(wanted, account_id)
     missing = [str(c) for c in wanted if c not in found]
     if missing:
         raise Unprocessable(
@@ -151,52 +103,25 @@ async def _check_contacts(
 async def add_member(
     session: AsyncSession, ctx: RequestContext, group: BuyingGroup, contact_id: uuid.UUID
 ) -> None:
-    # ON CONFLICT DO NOTHING: two requests adding the same member at once both succeed.
-    await insert_ignoring_duplicates(
-        session,
-        BuyingGroupMember,
-        {
-            "organization_id": ctx.organization_id,
-            "buying_group_id": group.id,
-            "contact_id": contact_id,
-        },
-        ["buying_group_id", "contact_id"],
-    )
-
-
-async def _set_members(
-    session: AsyncSession, ctx: RequestContext, group: BuyingGroup, contact_ids: list[uuid.UUID]
-) -> None:
-    await session.execute(
-        # The group was loaded through the organization's scope.
-        delete(BuyingGroupMember).where(BuyingGroupMember.buying_group_id == group.id)
-    )
-    session.add_all(
-        BuyingGroupMember(
-            organization_id=ctx.organization_id, buying_group_id=group.id, contact_id=c
-        )
-        for c in contact_ids
-    )
-    await session.flush()
+    await BuyingGroupRepository(session, ctx).add_member(group, contact_id)
 
 
 async def create_buying_group(
     session: AsyncSession, ctx: RequestContext, data: BuyingGroupIn
 ) -> BuyingGroup:
-    account = await referenced_account(session, ctx, data.account_id)
+    account = await referenced(session, Account, ctx, data.account_id, "accountId")
     await _check_opportunity(session, ctx, data.opportunity_id, account.id)
     members = await _check_contacts(session, ctx, data.member_contact_ids, account.id)
+    groups = BuyingGroupRepository(session, ctx)
     group = BuyingGroup(
-        organization_id=ctx.organization_id,
         account_id=account.id,
         name=data.name,
         description=data.description,
         opportunity_id=data.opportunity_id,
         is_default=False,
     )
-    session.add(group)
-    await session.flush()
-    await _set_members(session, ctx, group, members)
+    await groups.insert(group)
+    await groups.set_members(group, members)
     return group
 
 
@@ -205,27 +130,26 @@ async def update_buying_group(
 ) -> BuyingGroup:
     sent = data.sent()
     reject_nulls(sent, ("name",))
-    group = await get_buying_group(session, ctx, group_id)
+    groups = BuyingGroupRepository(session, ctx)
+    group = await groups.get(group_id)
     if sent.get("opportunity_id") is not None:
         await _check_opportunity(session, ctx, sent["opportunity_id"], group.account_id)
     members = sent.pop("member_contact_ids", None)
     if members is not None:
-        await _set_members(
-            session, ctx, group, await _check_contacts(session, ctx, members, group.account_id)
+        await groups.set_members(
+            group, await _check_contacts(session, ctx, members, group.account_id)
         )
-    apply(group, sent)
-    await session.flush()
-    return group
+    return await groups.update(group, sent)
 
 
 async def delete_buying_group(
     session: AsyncSession, ctx: RequestContext, group_id: uuid.UUID
 ) -> None:
-    group = await get_buying_group(session, ctx, group_id)
+    groups = BuyingGroupRepository(session, ctx)
+    group = await groups.get(group_id)
     if group.is_default:
         raise Unprocessable(
             "The default buying group of an account cannot be deleted.",
             details={"id": str(group.id), "reason": "default_buying_group"},
         )
-    archive(group)
-    await session.flush()
+    await groups.archive(group)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
-from salesplan.accounts.records import Email
+from salesplan.kit.fields import Email
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 

@@ -14,6 +14,7 @@ from salesplan.contacts import service
 from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -41,12 +42,16 @@ async def list_account_contacts(
     codec: CursorCodecDep,
     params: Params,
     include_archived: IncludeArchived = False,
-) -> ListResponse[ContactOut]:
+) -> Response:
     """List the contacts of an account."""
     items, meta = await service.list_account_contacts(
         session, ctx, accountId, params, codec, include_archived=include_archived
     )
-    return ListResponse(data=[ContactOut.model_validate(c) for c in items], pagination=meta)
+    return json_response(
+        ListResponse[ContactOut](
+            data=[ContactOut.model_validate(c) for c in items], pagination=meta
+        )
+    )
 
 
 @router.post(
@@ -60,9 +65,11 @@ async def list_account_contacts(
 @as_tool(docs=text.CREATE_ACCOUNT_CONTACT_ARGS)
 async def create_account_contact(
     accountId: uuid.UUID, body: ContactIn, ctx: Write, session: SessionDep
-) -> ContactOut:
+) -> Response:
     """Create a contact of an account."""
-    return ContactOut.model_validate(await service.create_contact(session, ctx, accountId, body))
+    return json_response(
+        ContactOut.model_validate(await service.create_contact(session, ctx, accountId, body)), 201
+    )
 
 
 @router.get("/contacts", operation_id="listContacts", response_model=ListResponse[ContactOut])
@@ -74,7 +81,7 @@ async def list_contacts(
     email: Annotated[QueryText | None, Query()] = None,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     include_archived: IncludeArchived = False,
-) -> ListResponse[ContactOut]:
+) -> Response:
     """List contacts."""
     items, meta = await service.list_contacts(
         session,
@@ -85,7 +92,11 @@ async def list_contacts(
         email=email,
         include_archived=include_archived,
     )
-    return ListResponse(data=[ContactOut.model_validate(c) for c in items], pagination=meta)
+    return json_response(
+        ListResponse[ContactOut](
+            data=[ContactOut.model_validate(c) for c in items], pagination=meta
+        )
+    )
 
 
 @router.get(
@@ -96,9 +107,11 @@ async def list_contacts(
     description=text.GET_CONTACT,
 )
 @as_tool(docs=text.GET_CONTACT_ARGS)
-async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> ContactOut:
+async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one contact."""
-    return ContactOut.model_validate(await service.get_contact(session, ctx, contactId))
+    return json_response(
+        ContactOut.model_validate(await service.get_contact(session, ctx, contactId))
+    )
 
 
 @router.put(
@@ -111,17 +124,21 @@ async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> C
 @as_tool(docs=text.UPDATE_CONTACT_ARGS)
 async def update_contact(
     contactId: uuid.UUID, body: ContactReplace, ctx: Write, session: SessionDep
-) -> ContactOut:
+) -> Response:
     """Replace a contact."""
-    return ContactOut.model_validate(await service.replace_contact(session, ctx, contactId, body))
+    return json_response(
+        ContactOut.model_validate(await service.replace_contact(session, ctx, contactId, body))
+    )
 
 
 @router.patch("/contacts/{contactId}", operation_id="patchContact", response_model=ContactOut)
 async def patch_contact(
     contactId: uuid.UUID, body: ContactPatch, ctx: Write, session: SessionDep
-) -> ContactOut:
+) -> Response:
     """Change the fields sent."""
-    return ContactOut.model_validate(await service.patch_contact(session, ctx, contactId, body))
+    return json_response(
+        ContactOut.model_validate(await service.patch_contact(session, ctx, contactId, body))
+    )
 
 
 @router.delete(

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
-from salesplan.accounts.records import CrmId, Email, Short, Url
+from salesplan.kit.fields import CrmId, Email, Short, Url
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 Phone = Annotated[str, StringConstraints(strip_whitespace=True, max_length=64)]

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
-from salesplan.accounts.records import Name
 from salesplan.contacts.schemas import ContactOut
+from salesplan.kit.fields import Name
 from salesplan.kit.schemas import ABSENT_OR_NULL, AnyJson, ApiModel, StrictBody, equals, present
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]

@@ -1,6 +1,6 @@
 """The one e-mail check: something@domain.tld, no whitespace, no NUL, no second @, a top-level
 label without a dot. Deliberately loose (delivery is the real test). The same pattern is the JSON
-schema of `Email` (accounts/records.py), so a schema-valid address is never refused: it spells
+schema of `Email` (kit/fields.py), so a schema-valid address is never refused: it spells
 whitespace out (`WHITESPACE`) because Python's `\\s` and ECMA-262's disagree."""
 
 from __future__ import annotations

@@ -21,13 +21,51 @@ from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.errors import Conflict
+from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, get_scoped, scoped
 
 M = TypeVar("M")
+T = TypeVar("T")
+
+
+def apply(row: Any, fields: Mapping[str, Any]) -> None:
+    """Write the fields (by Python name) onto the row."""
+    for name, value in fields.items():
+        setattr(row, name, value)
+
+
+def archive(row: Any) -> None:
+    """DELETE archives; archiving an archived row changes nothing (a second DELETE is a 204)."""
+    if row.archived_at is None:
+        row.archived_at = utcnow()
+
+
+async def referenced(
+    session: AsyncSession,
+    model: type[T],
+    ctx: TenantScope,
+    object_id: uuid.UUID,
+    field: str,
+    *,
+    live: bool = True,
+) -> T:
+    """A row named in a request body (not in the path): missing, another organization's, or
+    archived (`live`) → 422 with `details.field`."""
+    table: Any = model
+    stmt = scoped(select(model).where(table.id == object_id), ctx, model)
+    if live and hasattr(model, "archived_at"):
+        stmt = stmt.where(table.archived_at.is_(None))
+    row = (await session.execute(stmt)).scalar_one_or_none()
+    if row is None:
+        name = getattr(model, "__display_name__", model.__name__)
+        raise Unprocessable(
+            f"{name} {object_id} does not exist in the organization.",
+            details={"field": field, "id": str(object_id)},
+        )
+    return row
 
 
 async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str) -> None:
@@ -104,8 +142,7 @@ class Repository(Generic[M]):
     async def update(self, row: M, fields: Mapping[str, Any]) -> M:
         """Write the fields onto the row and flush (`updated_at` follows by `onupdate` when
         something changed)."""
-        for name, value in fields.items():
-            setattr(row, name, value)
+        apply(row, fields)
         await self.flush(row)
         return row
 
@@ -120,5 +157,5 @@ class Repository(Generic[M]):
     async def archive(self, row: M) -> None:
         """Archive (DELETE): archiving an archived row changes nothing."""
         if getattr(row, "archived_at", None) is None:
-            row.archived_at = utcnow()  # type: ignore[attr-defined]
+            archive(row)
             await self.session.flush()

@@ -11,6 +11,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.leads import service
 from salesplan.leads.schemas import LeadIn, LeadOut, LeadPatch, LeadStatus
@@ -31,32 +32,36 @@ async def list_leads(
     params: Params,
     status: Annotated[LeadStatus | None, Query()] = None,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
-) -> ListResponse[LeadOut]:
+) -> Response:
     """List leads."""
     items, meta = await service.list_leads(
         session, ctx, params, codec, status=status, include_archived=include_archived
     )
-    return ListResponse(data=[LeadOut.model_validate(x) for x in items], pagination=meta)
+    return json_response(
+        ListResponse[LeadOut](data=[LeadOut.model_validate(x) for x in items], pagination=meta)
+    )
 
 
 @router.post("", operation_id="createLead", status_code=201, response_model=LeadOut)
-async def create_lead(body: LeadIn, ctx: Write, session: SessionDep) -> LeadOut:
+async def create_lead(body: LeadIn, ctx: Write, session: SessionDep) -> Response:
     """Create a lead."""
-    return LeadOut.model_validate(await service.create_lead(session, ctx, body))
+    return json_response(LeadOut.model_validate(await service.create_lead(session, ctx, body)), 201)
 
 
 @router.get("/{leadId}", operation_id="getLead", response_model=LeadOut)
-async def get_lead(leadId: uuid.UUID, ctx: Read, session: SessionDep) -> LeadOut:
+async def get_lead(leadId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one lead."""
-    return LeadOut.model_validate(await service.get_lead(session, ctx, leadId))
+    return json_response(LeadOut.model_validate(await service.get_lead(session, ctx, leadId)))
 
 
 @router.patch("/{leadId}", operation_id="updateLead", response_model=LeadOut)
 async def update_lead(
     leadId: uuid.UUID, body: LeadPatch, ctx: Write, session: SessionDep
-) -> LeadOut:
+) -> Response:
     """Change the fields sent."""
-    return LeadOut.model_validate(await service.update_lead(session, ctx, leadId, body))
+    return json_response(
+        LeadOut.model_validate(await service.update_lead(session, ctx, leadId, body))
+    )
 
 
 @router.delete("/{leadId}", operation_id="deleteLead", status_code=204)

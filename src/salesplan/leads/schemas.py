@@ -4,7 +4,7 @@ import uuid
 from datetime import datetime
 from typing import Literal
 
-from salesplan.accounts.records import CrmId, Email, Short
+from salesplan.kit.fields import CrmId, Email, Short
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 LeadStatus = Literal["new", "working", "qualified", "disqualified", "converted"]

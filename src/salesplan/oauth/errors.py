@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fastapi import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
+
+from salesplan.kit.responses import json_response
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
@@ -23,11 +25,11 @@ class OAuthError(Exception):
         self.status = status
         self.headers = headers or {}
 
-    def response(self) -> JSONResponse:
-        return JSONResponse(
+    def response(self) -> Response:
+        return json_response(
             {"error": self.error, "error_description": self.description},
-            status_code=self.status,
-            headers=NO_STORE | self.headers,
+            self.status,
+            NO_STORE | self.headers,
         )
 
 

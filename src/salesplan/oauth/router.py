@@ -8,23 +8,19 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes, unknown_scopes
 from salesplan.db import SessionDep
 from salesplan.errors import RateLimited
 from salesplan.kit.clock import utcnow
+from salesplan.kit.responses import json_response
 from salesplan.oauth.apps import (
     AUTH_METHODS,
     GRANT_TYPES,
     redirect_uri_problem,
     register_dynamic_app,
-)
-from salesplan.oauth.authorize import (
-    AuthorizePageError,
-    AuthorizeRedirectError,
-    validate_authorization_request,
 )
 from salesplan.oauth.errors import NO_STORE, OAuthError
 from salesplan.oauth.token import (
@@ -32,7 +28,6 @@ from salesplan.oauth.token import (
     grant_authorization_code,
     grant_client_credentials,
 )
-from salesplan.web.pages import error_page
 from salesplan.web.session import current_user
 
 router = APIRouter(tags=["oauth"])
@@ -70,7 +65,7 @@ def _optional_https(body: dict[str, Any], name: str) -> str | None:
     openapi_extra=public(),
     dependencies=[limit_by_ip("oauth_register", _rate_limited)],
 )
-async def register_client(request: Request, session: SessionDep) -> JSONResponse:
+async def register_client(request: Request, session: SessionDep) -> Response:
     """Register an OAuth client (RFC 7591 dynamic client registration)."""
     try:
         body = json.loads(await request.body())
@@ -146,7 +141,7 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
     if secret:
         out["client_secret"] = secret
         out["client_secret_expires_at"] = 0
-    return JSONResponse(out, status_code=201, headers=NO_STORE)
+    return json_response(out, 201, NO_STORE)
 
 
 @router.get(
@@ -157,22 +152,21 @@ async def register_client(request: Request, session: SessionDep) -> JSONResponse
 )
 async def authorize(request: Request, session: SessionDep) -> Response:
     """Start the authorization code flow (PKCE S256): sign in, then consent."""
-    from salesplan.web.consent import consent_page
+    from salesplan.web.consent import checked_request, consent_page
 
     params = {name: request.query_params.getlist(name) for name in request.query_params}
-    try:
-        auth_request = await validate_authorization_request(
-            session, params, mcp_url=request.app.state.settings.mcp_url
-        )
-    except AuthorizePageError as exc:
-        return error_page(request, exc.title, exc.message)
-    except AuthorizeRedirectError as exc:
-        return RedirectResponse(exc.location(), status_code=302)
+    auth_request = await checked_request(request, session, params, _found)
+    if isinstance(auth_request, Response):
+        return auth_request
     user = await current_user(request, session)
     if user is None:
         here = request.url.path + ("?" + request.url.query if request.url.query else "")
         return RedirectResponse("/login?" + urlencode({"next": here}), status_code=302)
     return await consent_page(request, session, auth_request, user)
+
+
+def _found(location: str) -> Response:
+    return RedirectResponse(location, status_code=302)
 
 
 def _form_fields(form: Any) -> dict[str, str]:
@@ -193,7 +187,7 @@ def _form_fields(form: Any) -> dict[str, str]:
     openapi_extra=public(),
     dependencies=[limit_by_ip("oauth_token", _rate_limited)],
 )
-async def issue_token(request: Request, session: SessionDep) -> JSONResponse:
+async def issue_token(request: Request, session: SessionDep) -> Response:
     """Exchange an authorization code, or client credentials, for an access token."""
     mcp_url = request.app.state.settings.mcp_url
     try:
@@ -219,4 +213,4 @@ async def issue_token(request: Request, session: SessionDep) -> JSONResponse:
         # Answered rather than raised, so that the session still commits what an error implies:
         # a replayed code's tokens are revoked.
         return exc.response()
-    return JSONResponse(issued.body(), headers=NO_STORE)
+    return json_response(issued.body(), headers=NO_STORE)

@@ -11,6 +11,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 from salesplan.opportunities import descriptions as text
@@ -41,7 +42,7 @@ async def list_opportunities(
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     stage: Annotated[QueryText | None, Query()] = None,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
-) -> ListResponse[OpportunityOut]:
+) -> Response:
     """List opportunities."""
     items, meta = await service.list_opportunities(
         session,
@@ -52,7 +53,11 @@ async def list_opportunities(
         stage=stage,
         include_archived=include_archived,
     )
-    return ListResponse(data=[OpportunityOut.model_validate(o) for o in items], pagination=meta)
+    return json_response(
+        ListResponse[OpportunityOut](
+            data=[OpportunityOut.model_validate(o) for o in items], pagination=meta
+        )
+    )
 
 
 @router.post(
@@ -64,11 +69,11 @@ async def list_opportunities(
     description=text.CREATE_OPPORTUNITY,
 )
 @as_tool(docs=text.CREATE_OPPORTUNITY_ARGS)
-async def create_opportunity(
-    body: OpportunityIn, ctx: Write, session: SessionDep
-) -> OpportunityOut:
+async def create_opportunity(body: OpportunityIn, ctx: Write, session: SessionDep) -> Response:
     """Create an opportunity."""
-    return OpportunityOut.model_validate(await service.create_opportunity(session, ctx, body))
+    return json_response(
+        OpportunityOut.model_validate(await service.create_opportunity(session, ctx, body)), 201
+    )
 
 
 @router.get(
@@ -79,11 +84,11 @@ async def create_opportunity(
     description=text.GET_OPPORTUNITY,
 )
 @as_tool(docs=text.GET_OPPORTUNITY_ARGS)
-async def get_opportunity(
-    opportunityId: uuid.UUID, ctx: Read, session: SessionDep
-) -> OpportunityOut:
+async def get_opportunity(opportunityId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one opportunity."""
-    return OpportunityOut.model_validate(await service.get_opportunity(session, ctx, opportunityId))
+    return json_response(
+        OpportunityOut.model_validate(await service.get_opportunity(session, ctx, opportunityId))
+    )
 
 
 @router.put(
@@ -96,19 +101,19 @@ async def get_opportunity(
 @as_tool(docs=text.UPDATE_OPPORTUNITY_ARGS)
 async def update_opportunity(
     opportunityId: uuid.UUID, body: OpportunityIn, ctx: Write, session: SessionDep
-) -> OpportunityOut:
+) -> Response:
     """Replace an opportunity."""
     opp = await service.replace_opportunity(session, ctx, opportunityId, body)
-    return OpportunityOut.model_validate(opp)
+    return json_response(OpportunityOut.model_validate(opp))
 
 
 @router.patch("/{opportunityId}", operation_id="patchOpportunity", response_model=OpportunityOut)
 async def patch_opportunity(
     opportunityId: uuid.UUID, body: OpportunityPatch, ctx: Write, session: SessionDep
-) -> OpportunityOut:
+) -> Response:
     """Change the fields sent."""
     opp = await service.patch_opportunity(session, ctx, opportunityId, body)
-    return OpportunityOut.model_validate(opp)
+    return json_response(OpportunityOut.model_validate(opp))
 
 
 @router.delete(

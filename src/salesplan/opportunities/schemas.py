@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_serializer
 
-from salesplan.accounts.records import CrmId, Money, Name, money_out
+from salesplan.kit.fields import CrmId, Money, Name, money_out
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 Stage = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]

@@ -1,33 +1,21 @@
-"""Opportunities: deals of an account."""
+"""Opportunities: deals of an account. The rules; the statements are
+`OpportunityRepository`'s."""
 
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import (
-    apply,
-    archive,
-    check_owner,
-    flush_or_conflict,
-    referenced_account,
-    reject_nulls,
-)
 from salesplan.auth.principal import RequestContext
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
+from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
-from salesplan.models.crm import Opportunity
+from salesplan.models.crm import Account, Opportunity
+from salesplan.opportunities.repository import OpportunityRepository
 from salesplan.opportunities.schemas import OpportunityIn, OpportunityPatch
-
-SORT = {
-    "createdAt": Opportunity.created_at,
-    "updatedAt": Opportunity.updated_at,
-    "name": Opportunity.name,
-    "closeDate": Opportunity.close_date,
-}
+from salesplan.organizations.service import check_owner
 
 
 async def list_opportunities(
@@ -40,30 +28,20 @@ async def list_opportunities(
     stage: str | None = None,
     include_archived: bool = False,
 ) -> tuple[list[Opportunity], PaginationMeta]:
-    stmt = scoped(select(Opportunity), ctx)
+    where = []
     if account_id is not None:
-        stmt = stmt.where(Opportunity.account_id == account_id)
+        where.append(Opportunity.account_id == account_id)
     if stage is not None:
-        stmt = stmt.where(Opportunity.stage == stage)
-    if not include_archived:
-        stmt = stmt.where(Opportunity.archived_at.is_(None))
-    if params.search:
-        stmt = stmt.where(contains_ci(Opportunity.name, params.search))
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=SORT,
-        id_column=Opportunity.id,
-        codec=codec,
-        scalars=True,
+        where.append(Opportunity.stage == stage)
+    return await OpportunityRepository(session, ctx).list(
+        params, codec, where=where, include_archived=include_archived
     )
 
 
 async def get_opportunity(
     session: AsyncSession, ctx: RequestContext, opportunity_id: uuid.UUID
 ) -> Opportunity:
-    return await get_scoped(session, Opportunity, ctx, opportunity_id)
+    return await OpportunityRepository(session, ctx).get(opportunity_id)
 
 
 def _normalize(fields: dict[str, object]) -> dict[str, object]:
@@ -75,24 +53,21 @@ def _normalize(fields: dict[str, object]) -> dict[str, object]:
 async def create_opportunity(
     session: AsyncSession, ctx: RequestContext, data: OpportunityIn
 ) -> Opportunity:
-    await referenced_account(session, ctx, data.account_id)
+    await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
-    opp = Opportunity(organization_id=ctx.organization_id, **_normalize(data.model_dump()))
-    session.add(opp)
-    await flush_or_conflict(session, data.crm_id, "opportunity")
-    return opp
+    opp = Opportunity(**_normalize(data.model_dump()))
+    return await OpportunityRepository(session, ctx).insert(opp)
 
 
 async def replace_opportunity(
     session: AsyncSession, ctx: RequestContext, opportunity_id: uuid.UUID, data: OpportunityIn
 ) -> Opportunity:
-    opp = await get_opportunity(session, ctx, opportunity_id)
+    opportunities = OpportunityRepository(session, ctx)
+    opp = await opportunities.get(opportunity_id)
     if data.account_id != opp.account_id:
-        await referenced_account(session, ctx, data.account_id)
+        await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
-    apply(opp, _normalize(data.model_dump()))
-    await flush_or_conflict(session, data.crm_id, "opportunity")
-    return opp
+    return await opportunities.update(opp, _normalize(data.model_dump()))
 
 
 async def patch_opportunity(
@@ -100,18 +75,17 @@ async def patch_opportunity(
 ) -> Opportunity:
     sent = data.sent()
     reject_nulls(sent, ("name", "account_id", "status"))
-    opp = await get_opportunity(session, ctx, opportunity_id)
+    opportunities = OpportunityRepository(session, ctx)
+    opp = await opportunities.get(opportunity_id)
     if "account_id" in sent and sent["account_id"] != opp.account_id:
-        await referenced_account(session, ctx, sent["account_id"])
+        await referenced(session, Account, ctx, sent["account_id"], "accountId")
     if sent.get("owner_id") is not None:
         await check_owner(session, ctx, sent["owner_id"])
-    apply(opp, _normalize(sent))
-    await flush_or_conflict(session, opp.crm_id, "opportunity")
-    return opp
+    return await opportunities.update(opp, _normalize(sent))
 
 
 async def delete_opportunity(
     session: AsyncSession, ctx: RequestContext, opportunity_id: uuid.UUID
 ) -> None:
-    archive(await get_opportunity(session, ctx, opportunity_id))
-    await session.flush()
+    opportunities = OpportunityRepository(session, ctx)
+    await opportunities.archive(await opportunities.get(opportunity_id))

@@ -5,12 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
 from salesplan.auth.dependencies import require_principal
 from salesplan.auth.principal import PrincipalContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
 from salesplan.organizations import descriptions as text
@@ -35,10 +36,14 @@ async def list_organizations(
     session: SessionDep,
     codec: CursorCodecDep,
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-) -> ListResponse[OrganizationOut]:
+) -> Response:
     """List the organizations the token can reach."""
     items, meta = await service.list_organizations(session, ctx.principal, params, codec)
-    return ListResponse(data=[OrganizationOut.model_validate(o) for o in items], pagination=meta)
+    return json_response(
+        ListResponse[OrganizationOut](
+            data=[OrganizationOut.model_validate(o) for o in items], pagination=meta
+        )
+    )
 
 
 @router.get(
@@ -51,10 +56,10 @@ async def list_organizations(
 @as_tool(docs=text.GET_ORGANIZATION_ARGS)
 async def get_organization(
     organizationId: uuid.UUID, ctx: OrgRead, session: SessionDep
-) -> OrganizationOut:
+) -> Response:
     """Read one organization."""
     org = await service.get_organization(session, ctx.principal, organizationId)
-    return OrganizationOut.model_validate(org)
+    return json_response(OrganizationOut.model_validate(org))
 
 
 @router.get(
@@ -71,9 +76,13 @@ async def list_organization_users(
     session: SessionDep,
     codec: CursorCodecDep,
     params: Annotated[ListParams, list_params(("createdAt", "email", "fullName"))],
-) -> ListResponse[OrganizationUserOut]:
+) -> Response:
     """List the users of an organization with their roles."""
     rows, meta = await service.list_organization_users(
         session, ctx.principal, organizationId, params, codec
     )
-    return ListResponse(data=[OrganizationUserOut.model_validate(r) for r in rows], pagination=meta)
+    return json_response(
+        ListResponse[OrganizationUserOut](
+            data=[OrganizationUserOut.model_validate(r) for r in rows], pagination=meta
+        )
+    )

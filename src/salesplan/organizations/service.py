@@ -6,17 +6,29 @@ import re
 import uuid
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.passwords import hash_password
 from salesplan.auth.principal import Principal, RequestContext
-from salesplan.errors import Conflict, NotFound, ValidationFailed
+from salesplan.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from salesplan.kit.email import is_email
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import TenantScope
 from salesplan.models.identity import ROLES, Membership, Organization, User
+from salesplan.organizations import repository
+from salesplan.organizations.repository import MembershipRepository
+
+
+async def check_owner(session: AsyncSession, ctx: TenantScope, owner_id: uuid.UUID | None) -> None:
+    """`ownerId` must be a user of the organization (else a 422 naming the field)."""
+    if owner_id is None:
+        return
+    if not await MembershipRepository(session, ctx).user_ids_among((owner_id,)):
+        raise Unprocessable(
+            "ownerId is not a user of the organization.",
+            details={"field": "ownerId", "id": str(owner_id)},
+        )
 
 
 def _slugify(name: str) -> str:
@@ -29,15 +41,7 @@ async def create_organization(session: AsyncSession, *, name: str) -> Organizati
     if not name:
         raise ValidationFailed.at(["name"], "The organization name is required.")
     base = _slugify(name)[:180]
-    taken = set(
-        (
-            await session.execute(
-                select(Organization.slug).where(
-                    (Organization.slug == base) | Organization.slug.like(f"{base}-%")
-                )
-            )
-        ).scalars()
-    )
+    taken = await repository.slugs_like(session, base)
     slug, n = base, 1
     while slug in taken:
         n += 1
@@ -68,7 +72,7 @@ async def add_user(
         raise ValidationFailed.at(["role"], f"role must be one of: {', '.join(ROLES)}.")
     if await session.get(Organization, organization_id) is None:
         raise NotFound("Organization not found.", details={"id": str(organization_id)})
-    user = (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
+    user = await repository.user_by_email(session, email)
     if user is None:
         if not password and not password_hash:
             raise ValidationFailed.at(["password"], "A password is required for a new user.")
@@ -80,12 +84,7 @@ async def add_user(
         session.add(user)
         await session.flush()
     else:
-        existing = await session.execute(
-            select(Membership.id).where(
-                Membership.user_id == user.id, Membership.organization_id == organization_id
-            )
-        )
-        if existing.first() is not None:
+        if await repository.role_in(session, user.id, organization_id) is not None:
             raise Conflict(
                 "This user is already a member of the organization.",
                 details={"email": email, "organizationId": str(organization_id)},
@@ -104,22 +103,7 @@ def _reachable(principal: Principal, organization_id: uuid.UUID) -> None:
 async def list_organizations(
     session: AsyncSession, principal: Principal, params: ListParams, codec: CursorCodec
 ) -> tuple[list[Organization], PaginationMeta]:
-    stmt = select(Organization).where(Organization.id.in_(principal.organization_ids))
-    if params.search:
-        stmt = stmt.where(contains_ci(Organization.name, params.search))
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns={
-            "createdAt": Organization.created_at,
-            "updatedAt": Organization.updated_at,
-            "name": Organization.name,
-        },
-        id_column=Organization.id,
-        codec=codec,
-        scalars=True,
-    )
+    return await repository.list_organizations(session, principal.organization_ids, params, codec)
 
 
 async def get_organization(
@@ -141,29 +125,4 @@ async def list_organization_users(
 ) -> tuple[list[dict[str, Any]], PaginationMeta]:
     await get_organization(session, principal, organization_id)
     ctx = RequestContext(principal, organization_id)
-    stmt = scoped(
-        select(User.id, User.email, User.full_name, Membership.role).join(
-            Membership, Membership.user_id == User.id
-        ),
-        ctx,
-        Membership,
-    )
-    if params.search:
-        stmt = stmt.where(
-            contains_ci(User.full_name, params.search) | contains_ci(User.email, params.search)
-        )
-    rows, meta = await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns={
-            "createdAt": Membership.created_at,
-            "email": User.email,
-            "fullName": User.full_name,
-        },
-        id_column=User.id,
-        codec=codec,
-    )
-    return [
-        {"id": r.id, "email": r.email, "full_name": r.full_name, "role": r.role} for r in rows
-    ], meta
+    return await MembershipRepository(session, ctx).list_users(params, codec)

@@ -11,6 +11,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
 from salesplan.models.crm import RelationshipMap
@@ -56,13 +57,17 @@ async def list_relationship_maps(
     params: Params,
     entity_type: Annotated[EntityType | None, Query(alias="entityType")] = None,
     entity_id: Annotated[uuid.UUID | None, Query(alias="entityId")] = None,
-) -> ListResponse[BuyerMapOut]:
+) -> Response:
     """List relationship maps."""
     rows, meta = await service.list_maps(
         session, ctx, params, codec, entity_type=entity_type, entity_id=entity_id
     )
     public_url = request.app.state.settings.public_url
-    return ListResponse(data=await service.render(session, ctx, rows, public_url), pagination=meta)
+    return json_response(
+        ListResponse[BuyerMapOut](
+            data=await service.render(session, ctx, rows, public_url), pagination=meta
+        )
+    )
 
 
 @router.post(
@@ -70,9 +75,11 @@ async def list_relationship_maps(
 )
 async def create_relationship_map(
     request: Request, body: RelationshipMapIn, ctx: Write, session: SessionDep
-) -> BuyerMapResponse:
+) -> Response:
     """Create the relationship map of an account, buying group or opportunity."""
-    return await _one(request, session, ctx, await service.create_map(session, ctx, body))
+    return json_response(
+        await _one(request, session, ctx, await service.create_map(session, ctx, body)), 201
+    )
 
 
 @router.get(
@@ -85,9 +92,11 @@ async def create_relationship_map(
 @as_tool(docs=text.GET_RELATIONSHIP_MAP_ARGS)
 async def get_relationship_map(
     request: Request, buyerMapId: uuid.UUID, ctx: Read, session: SessionDep
-) -> BuyerMapResponse:
+) -> Response:
     """Read one relationship map."""
-    return await _one(request, session, ctx, await service.get_map(session, ctx, buyerMapId))
+    return json_response(
+        await _one(request, session, ctx, await service.get_map(session, ctx, buyerMapId))
+    )
 
 
 @router.patch(
@@ -99,10 +108,10 @@ async def update_relationship_map(
     body: RelationshipMapPatch,
     ctx: Write,
     session: SessionDep,
-) -> BuyerMapResponse:
+) -> Response:
     """Change the map graph or its orientation."""
     row = await service.update_map(session, ctx, buyerMapId, body)
-    return await _one(request, session, ctx, row)
+    return json_response(await _one(request, session, ctx, row))
 
 
 @router.patch(
@@ -120,10 +129,10 @@ async def upsert_relationship_map_contact(
     body: MapContactUpsert,
     ctx: Write,
     session: SessionDep,
-) -> BuyerMapResponse:
+) -> Response:
     """Place a contact on the map or change its attributes."""
     row = await service.upsert_contact(session, ctx, buyerMapId, contactId, body)
-    return await _one(request, session, ctx, row)
+    return json_response(await _one(request, session, ctx, row))
 
 
 @router.delete(

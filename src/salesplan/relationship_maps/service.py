@@ -7,27 +7,25 @@ import copy
 import uuid
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.accounts.records import referenced
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups.service import add_member
 from salesplan.errors import Conflict, NotFound, Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
+from salesplan.kit.repository import apply, referenced
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import (
-    Account,
     BuyingGroup,
     Contact,
-    Opportunity,
     RelationshipMap,
     RelationshipMapContact,
     empty_map,
 )
+from salesplan.relationship_maps.repository import ENTITY_MODELS, RelationshipMapRepository
 from salesplan.relationship_maps.schemas import (
     BuyerMapOut,
     MapContactUpsert,
@@ -35,7 +33,6 @@ from salesplan.relationship_maps.schemas import (
     RelationshipMapPatch,
 )
 
-SORT = {"createdAt": RelationshipMap.created_at, "updatedAt": RelationshipMap.updated_at}
 ATTRIBUTES = (
     "support_status",
     "decision_status",
@@ -43,11 +40,6 @@ ATTRIBUTES = (
     "functional_role",
     "executive_id",
 )
-_ENTITIES: dict[str, type[Any]] = {
-    "Account": Account,
-    "BuyingGroup": BuyingGroup,
-    "Opportunity": Opportunity,
-}
 
 
 def map_url(public_url: str, map_id: uuid.UUID) -> str:
@@ -60,15 +52,8 @@ async def render(
     """The spec's buyerMap shape; the placed contacts of all maps in one query."""
     placed: dict[uuid.UUID, list[dict[str, Any]]] = {m.id: [] for m in maps}
     if maps:
-        stmt = scoped(
-            select(RelationshipMapContact, Contact.first_name, Contact.last_name, Contact.email)
-            .join(Contact, Contact.id == RelationshipMapContact.contact_id)
-            .where(RelationshipMapContact.map_id.in_(list(placed)))
-            .order_by(RelationshipMapContact.id),
-            ctx,
-            RelationshipMapContact,
-        )
-        for placement, first, last, email in (await session.execute(stmt)).all():
+        maps_repo = RelationshipMapRepository(session, ctx)
+        for placement, first, last, email in await maps_repo.placed_names(list(placed)):
             entry = {name: getattr(placement, name) for name in ATTRIBUTES}
             entry["contact_id"] = placement.contact_id
             entry["contact"] = {
@@ -105,48 +90,35 @@ async def list_maps(
     entity_type: str | None,
     entity_id: uuid.UUID | None,
 ) -> tuple[list[RelationshipMap], PaginationMeta]:
-    stmt = scoped(select(RelationshipMap), ctx)
+    where = []
     if entity_type is not None:
-        stmt = stmt.where(RelationshipMap.entity_type == entity_type)
+        where.append(RelationshipMap.entity_type == entity_type)
     if entity_id is not None:
-        stmt = stmt.where(RelationshipMap.entity_id == entity_id)
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=SORT,
-        id_column=RelationshipMap.id,
-        codec=codec,
-        scalars=True,
-    )
+        where.append(RelationshipMap.entity_id == entity_id)
+    return await RelationshipMapRepository(session, ctx).list(params, codec, where=where)
 
 
 async def get_map(
     session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID, *, for_update: bool = False
 ) -> RelationshipMap:
-    return await get_scoped(session, RelationshipMap, ctx, map_id, for_update=for_update)
+    return await RelationshipMapRepository(session, ctx).get(map_id, for_update=for_update)
 
 
 async def create_map(
     session: AsyncSession, ctx: RequestContext, data: RelationshipMapIn
 ) -> RelationshipMap:
-    entity = await referenced(session, _ENTITIES[data.entity_type], ctx, data.entity_id, "entityId")
-    account_id = entity.id if data.entity_type == "Account" else entity.account_id
-    existing = scoped(
-        select(RelationshipMap.id).where(
-            RelationshipMap.entity_type == data.entity_type,
-            RelationshipMap.entity_id == data.entity_id,
-        ),
-        ctx,
+    entity = await referenced(
+        session, ENTITY_MODELS[data.entity_type], ctx, data.entity_id, "entityId"
     )
+    account_id = entity.id if data.entity_type == "Account" else entity.account_id
     duplicate = Conflict(
         "This entity already has a relationship map.",
         details={"entityType": data.entity_type, "entityId": str(data.entity_id)},
     )
-    if (await session.execute(existing)).first() is not None:
+    maps = RelationshipMapRepository(session, ctx)
+    if await maps.exists_for(data.entity_type, data.entity_id):
         raise duplicate
     row = RelationshipMap(
-        organization_id=ctx.organization_id,
         entity_type=data.entity_type,
         entity_id=data.entity_id,
         account_id=account_id,
@@ -155,23 +127,10 @@ async def create_map(
         created_by_id=ctx.user_id,
         updated_by_id=ctx.user_id,
     )
-    session.add(row)
     try:
-        await session.flush()
+        return await maps.insert(row)
     except IntegrityError:
         raise duplicate from None
-    return row
-
-
-async def _placed_ids(
-    session: AsyncSession, ctx: RequestContext, map_id: uuid.UUID
-) -> list[uuid.UUID]:
-    stmt = scoped(
-        select(RelationshipMapContact.contact_id).where(RelationshipMapContact.map_id == map_id),
-        ctx,
-        RelationshipMapContact,
-    )
-    return list((await session.execute(stmt)).scalars())
 
 
 def _contact_node(contact_id: uuid.UUID, index: int) -> dict[str, Any]:
@@ -218,7 +177,7 @@ async def update_map(
     if sent.get("map") is not None:
         row.map = _with_contact_nodes(
             data.map.model_dump() if data.map else empty_map(),
-            await _placed_ids(session, ctx, row.id),
+            await RelationshipMapRepository(session, ctx).placed_contact_ids(row.id),
         )
     if sent.get("orientation") is not None:
         row.orientation = sent["orientation"]
@@ -252,20 +211,13 @@ async def upsert_contact(
                 details={"field": "buyingGroupId", "id": str(group_id)},
             )
         await add_member(session, ctx, group, contact_id)
-    stmt = scoped(
-        select(RelationshipMapContact).where(
-            RelationshipMapContact.map_id == row.id, RelationshipMapContact.contact_id == contact_id
-        ),
-        ctx,
-    )
-    placement = (await session.execute(stmt)).scalar_one_or_none()
+    placement = await RelationshipMapRepository(session, ctx).placement(row.id, contact_id)
     if placement is None:
         placement = RelationshipMapContact(
             organization_id=ctx.organization_id, map_id=row.id, contact_id=contact_id
         )
         session.add(placement)
-    for name, value in sent.items():
-        setattr(placement, name, value)
+    apply(placement, sent)
     row.map = _with_contact_nodes(row.map, [contact_id])
     _touch(row, ctx)
     await session.flush()
@@ -277,13 +229,7 @@ async def remove_contact(
 ) -> None:
     # Locked: `map` is read, changed and written back; concurrent changes go one by one.
     row = await get_map(session, ctx, map_id, for_update=True)
-    stmt = scoped(
-        select(RelationshipMapContact).where(
-            RelationshipMapContact.map_id == row.id, RelationshipMapContact.contact_id == contact_id
-        ),
-        ctx,
-    )
-    placement = (await session.execute(stmt)).scalar_one_or_none()
+    placement = await RelationshipMapRepository(session, ctx).placement(row.id, contact_id)
     if placement is None:
         raise NotFound(
             "The contact is not placed on this map.", details={"contactId": str(contact_id)}

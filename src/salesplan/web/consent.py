@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
@@ -26,6 +27,24 @@ from salesplan.web.pages import error_page, render
 from salesplan.web.session import csrf_valid, current_user
 
 router = APIRouter(include_in_schema=False)
+
+
+async def checked_request(
+    request: Request,
+    session: AsyncSession,
+    params: dict[str, list[str]],
+    redirect: Callable[[str], Response],
+) -> AuthorizationRequest | Response:
+    """The authorization request the parameters make, or what to answer instead: an error page
+    when the client cannot be told, else a redirect to the client with the error."""
+    try:
+        return await validate_authorization_request(
+            session, params, mcp_url=request.app.state.settings.mcp_url
+        )
+    except AuthorizePageError as exc:
+        return error_page(request, exc.title, exc.message)
+    except AuthorizeRedirectError as exc:
+        return redirect(exc.location())
 
 
 async def consent_page(
@@ -68,14 +87,9 @@ async def consent(request: Request, session: SessionDep) -> Response:
         for name in form
         if name not in ("csrf_token", "decision", "organization_id")
     }
-    try:
-        auth_request = await validate_authorization_request(
-            session, params, mcp_url=request.app.state.settings.mcp_url
-        )
-    except AuthorizePageError as exc:
-        return error_page(request, exc.title, exc.message)
-    except AuthorizeRedirectError as exc:
-        return see_other(exc.location())
+    auth_request = await checked_request(request, session, params, see_other)
+    if isinstance(auth_request, Response):
+        return auth_request
     # Not the signed-in dependency: a broken request is reported before a missing session, and
     # a lost session here is an error page (the app started the flow), not a sign-in form.
     user = await current_user(request, session)

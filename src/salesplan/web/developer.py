@@ -5,7 +5,7 @@ problem and what was typed)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -28,6 +28,7 @@ from salesplan.web import repository
 from salesplan.web.deps import DEVELOPER, DeveloperPost, DeveloperUser, scope_groups, see_other
 from salesplan.web.integrations import integration_rows
 from salesplan.web.pages import render
+from salesplan.web.session import flash as _flash
 from salesplan.web.session import session_row
 
 router = APIRouter(include_in_schema=False)
@@ -43,10 +44,16 @@ def _uuids(values: Sequence[object]) -> list[uuid.UUID]:
     return out
 
 
-async def _flash(request: Request, session: AsyncSession, data: dict[str, Any]) -> None:
-    row = await session_row(request, session)
-    if row is not None:
-        row.flash = data
+async def _act(
+    request: Request, session: AsyncSession, action: Awaitable[object], notice: str, back: str
+) -> Response:
+    """Run the action; flash `notice`, or the problem when it is refused; back to the page."""
+    try:
+        await action
+        await _flash(request, session, {"notice": notice})
+    except AppError as exc:
+        await _flash(request, session, {"error": _problem(exc)})
+    return see_other(DEVELOPER + back)
 
 
 def _lines(text: object) -> list[str]:
@@ -139,12 +146,8 @@ async def revoke_key(
     key_id: uuid.UUID, request: Request, session: SessionDep, post: DeveloperPost
 ) -> Response:
     user, _ = post
-    try:
-        await revoke_api_key(session, user_id=user.id, key_id=key_id)
-        await _flash(request, session, {"notice": "The key was revoked."})
-    except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-    return see_other(DEVELOPER + "#keys")
+    revoking = revoke_api_key(session, user_id=user.id, key_id=key_id)
+    return await _act(request, session, revoking, "The key was revoked.", "#keys")
 
 
 @router.post(DEVELOPER + "/apps")
@@ -179,19 +182,15 @@ async def update_app_page(
     app_id: uuid.UUID, request: Request, session: SessionDep, post: DeveloperPost
 ) -> Response:
     user, form = post
-    try:
-        await update_oauth_app(
-            session,
-            user_id=user.id,
-            app_id=app_id,
-            redirect_uris=_lines(form.get("redirect_uris")),
-            scopes=[str(s) for s in form.getlist("scopes")],
-            organization_ids=_uuids(form.getlist("organizations")),
-        )
-        await _flash(request, session, {"notice": "The app was saved."})
-    except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-    return see_other(DEVELOPER + f"#app-{app_id}")
+    saving = update_oauth_app(
+        session,
+        user_id=user.id,
+        app_id=app_id,
+        redirect_uris=_lines(form.get("redirect_uris")),
+        scopes=[str(s) for s in form.getlist("scopes")],
+        organization_ids=_uuids(form.getlist("organizations")),
+    )
+    return await _act(request, session, saving, "The app was saved.", f"#app-{app_id}")
 
 
 @router.post(DEVELOPER + "/apps/{app_id}/secret")
@@ -217,9 +216,5 @@ async def delete_app_page(
     app_id: uuid.UUID, request: Request, session: SessionDep, post: DeveloperPost
 ) -> Response:
     user, _ = post
-    try:
-        await delete_oauth_app(session, user_id=user.id, app_id=app_id)
-        await _flash(request, session, {"notice": "The app was deleted."})
-    except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-    return see_other(DEVELOPER + "#apps")
+    deleting = delete_oauth_app(session, user_id=user.id, app_id=app_id)
+    return await _act(request, session, deleting, "The app was deleted.", "#apps")

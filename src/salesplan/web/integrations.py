@@ -9,16 +9,15 @@ import uuid
 from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import set_integration
-from salesplan.models.engage_delivery import OrganizationIntegration
-from salesplan.models.identity import Membership, Organization
+from salesplan.organizations.repository import role_in
+from salesplan.web import repository
 from salesplan.web.deps import DeveloperPost
-from salesplan.web.session import session_row
+from salesplan.web.session import flash as _flash
 
 router = APIRouter(include_in_schema=False)
 
@@ -29,30 +28,11 @@ MAX_FIELD = 2000
 
 async def integration_rows(session: AsyncSession, user_id: uuid.UUID) -> list[dict[str, Any]]:
     """The organizations the user administers, with which integration fields are set."""
-    rows = await session.execute(
-        select(
-            Organization.id,
-            Organization.name,
-            OrganizationIntegration.slack_webhook_url_encrypted.is_not(None),
-            OrganizationIntegration.slack_signing_secret_encrypted.is_not(None),
-        )
-        .join(Membership, Membership.organization_id == Organization.id)
-        .outerjoin(
-            OrganizationIntegration, OrganizationIntegration.organization_id == Organization.id
-        )
-        .where(Membership.user_id == user_id, Membership.role == "admin")
-        .order_by(Organization.name)
-    )
+    rows = await repository.administered_integrations(session, user_id)
     return [
-        {"id": org_id, "name": name, "webhook_set": bool(hook), "secret_set": bool(secret)}
+        {"id": org_id, "name": name, "webhook_set": hook, "secret_set": secret}
         for org_id, name, hook, secret in rows
     ]
-
-
-async def _flash(request: Request, session: AsyncSession, data: dict[str, Any]) -> None:
-    row = await session_row(request, session)
-    if row is not None:
-        row.flash = data
 
 
 @router.post(PATH)
@@ -60,12 +40,7 @@ async def save_integration(
     organization_id: uuid.UUID, request: Request, session: SessionDep, posted: DeveloperPost
 ) -> Response:
     user, form = posted
-    role = await session.scalar(
-        select(Membership.role).where(
-            Membership.user_id == user.id, Membership.organization_id == organization_id
-        )
-    )
-    if role != "admin":
+    if await role_in(session, user.id, organization_id) != "admin":
         await _flash(
             request, session, {"error": "Only an admin of the organization can change this."}
         )

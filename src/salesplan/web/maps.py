@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from salesplan.db import SessionDep
-from salesplan.kit.scoping import scoped
-from salesplan.models.crm import (
-    Account,
-    BuyingGroup,
-    Contact,
-    Opportunity,
-    RelationshipMap,
-    RelationshipMapContact,
+from salesplan.models.crm import Account, RelationshipMap
+from salesplan.models.identity import Organization, User
+from salesplan.relationship_maps.repository import (
+    ENTITY_MODELS,
+    RelationshipMapRepository,
+    find_member_map,
 )
-from salesplan.models.identity import Membership, Organization, User
 from salesplan.web.deps import SignedInUser
 from salesplan.web.map_layout import TONES, Person, clip, layout, pill_width, shown
 from salesplan.web.pages import render
@@ -40,32 +34,7 @@ class OrgScope:
     organization_id: uuid.UUID
 
 
-async def _find_map(
-    session: AsyncSession, user: User, map_id: uuid.UUID
-) -> tuple[RelationshipMap, OrgScope] | None:
-    """The map, in any organization the user is a member of (one query)."""
-    row = (
-        await session.execute(
-            select(RelationshipMap).where(
-                RelationshipMap.id == map_id,
-                RelationshipMap.organization_id.in_(
-                    select(Membership.organization_id).where(Membership.user_id == user.id)
-                ),
-            )
-        )
-    ).scalar_one_or_none()
-    return None if row is None else (row, OrgScope(row.organization_id))
-
-
-async def _people(session: AsyncSession, scope: OrgScope, map_id: uuid.UUID) -> list[Person]:
-    stmt = scoped(
-        select(RelationshipMapContact, Contact)
-        .join(Contact, Contact.id == RelationshipMapContact.contact_id)
-        .where(RelationshipMapContact.map_id == map_id)
-        .order_by(RelationshipMapContact.id),
-        scope,
-        RelationshipMapContact,
-    )
+async def _people(maps: RelationshipMapRepository, map_id: uuid.UUID) -> list[Person]:
     return [
         Person(
             contact_id=str(placement.contact_id),
@@ -77,29 +46,17 @@ async def _people(session: AsyncSession, scope: OrgScope, map_id: uuid.UUID) -> 
             contact_status=placement.contact_status,
             functional_role=placement.functional_role,
         )
-        for placement, contact in (await session.execute(stmt)).all()
+        for placement, contact in await maps.placed_contacts(map_id)
     ]
 
 
-async def _entity(
-    session: AsyncSession, scope: OrgScope, row: RelationshipMap
-) -> tuple[str, str | None]:
+async def _entity(maps: RelationshipMapRepository, row: RelationshipMap) -> tuple[str, str | None]:
     """The name of the map's entity, and the account it belongs to when that is another row."""
-    model: Any = {"BuyingGroup": BuyingGroup, "Opportunity": Opportunity}.get(
-        row.entity_type, Account
-    )
-    entity = (
-        await session.execute(scoped(select(model).where(model.id == row.entity_id), scope))
-    ).scalar_one_or_none()
-    name = entity.name if entity is not None else "Deleted record"
+    model = ENTITY_MODELS.get(row.entity_type, Account)
+    name = await maps.name_of(model, row.entity_id) or "Deleted record"
     if model is Account:
         return name, None
-    account = (
-        await session.execute(
-            scoped(select(Account.name).where(Account.id == row.account_id), scope, Account)
-        )
-    ).scalar_one_or_none()
-    return name, account
+    return name, await maps.name_of(Account, row.account_id)
 
 
 def not_found(request: Request, user: User) -> Response:
@@ -119,14 +76,14 @@ async def map_page(
         map_id = uuid.UUID(buyer_map_id)
     except ValueError:
         return not_found(request, user)
-    found = await _find_map(session, user, map_id)
-    if found is None:
+    row = await find_member_map(session, user.id, map_id)
+    if row is None:
         return not_found(request, user)
-    row, scope = found
-    people = await _people(session, scope, row.id)
+    maps = RelationshipMapRepository(session, OrgScope(row.organization_id))
+    people = await _people(maps, row.id)
     drawing = layout(row.map or {}, people, row.orientation)
-    entity_name, account_name = await _entity(session, scope, row)
-    organization = await session.get(Organization, scope.organization_id)
+    entity_name, account_name = await _entity(maps, row)
+    organization = await session.get(Organization, row.organization_id)
     editor = await session.get(User, row.updated_by_id) if row.updated_by_id else None
     counts = {tone: 0 for tone, _ in TONES}
     for person in people:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.models.identity import ApiKey, Membership, Organization, User
-
-
-async def user_by_email(session: AsyncSession, email: str) -> User | None:
-    return (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
+from salesplan.models.engage_delivery import OrganizationIntegration
+from salesplan.models.identity import ApiKey, Membership, Organization
+from salesplan.models.oauth import WebSession
 
 
 async def organizations_by_name(
@@ -50,3 +48,34 @@ async def api_keys(session: AsyncSession, user_id: uuid.UUID) -> list[ApiKey]:
         select(ApiKey).where(ApiKey.user_id == user_id).order_by(ApiKey.created_at.desc())
     )
     return list(rows.scalars())
+
+
+async def web_session(session: AsyncSession, session_hash: str) -> WebSession | None:
+    stmt = select(WebSession).where(WebSession.session_hash == session_hash)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def delete_web_session(session: AsyncSession, session_hash: str) -> None:
+    await session.execute(delete(WebSession).where(WebSession.session_hash == session_hash))
+
+
+async def administered_integrations(
+    session: AsyncSession, user_id: uuid.UUID
+) -> list[tuple[uuid.UUID, str, bool, bool]]:
+    """The organizations the user administers, by name: (id, name, whether the Slack webhook URL
+    is set, whether the Slack signing secret is set)."""
+    rows = await session.execute(
+        select(
+            Organization.id,
+            Organization.name,
+            OrganizationIntegration.slack_webhook_url_encrypted.is_not(None),
+            OrganizationIntegration.slack_signing_secret_encrypted.is_not(None),
+        )
+        .join(Membership, Membership.organization_id == Organization.id)
+        .outerjoin(
+            OrganizationIntegration, OrganizationIntegration.organization_id == Organization.id
+        )
+        .where(Membership.user_id == user_id, Membership.role == "admin")
+        .order_by(Organization.name)
+    )
+    return [(org_id, name, bool(hook), bool(secret)) for org_id, name, hook, secret in rows]

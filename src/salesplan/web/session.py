@@ -12,9 +12,9 @@ import hmac
 import secrets
 import uuid
 from datetime import timedelta
+from typing import Any
 
 from fastapi import Request
-from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
@@ -22,6 +22,7 @@ from salesplan.auth.tokens import token_hash
 from salesplan.kit.clock import utcnow
 from salesplan.models.identity import User
 from salesplan.models.oauth import WebSession
+from salesplan.web import repository
 
 SESSION_COOKIE = "sp_session"
 CSRF_COOKIE = "sp_csrf"
@@ -36,12 +37,17 @@ async def session_row(request: Request, session: AsyncSession) -> WebSession | N
     raw = request.cookies.get(SESSION_COOKIE)
     if not raw or len(raw) > 100:
         return None
-    row = (
-        await session.execute(select(WebSession).where(WebSession.session_hash == token_hash(raw)))
-    ).scalar_one_or_none()
+    row = await repository.web_session(session, token_hash(raw))
     if row is None or row.expires_at <= utcnow():
         return None
     return row
+
+
+async def flash(request: Request, session: AsyncSession, data: dict[str, Any]) -> None:
+    """What the next page view shows once (a notice, a new secret, a problem)."""
+    row = await session_row(request, session)
+    if row is not None:
+        row.flash = data
 
 
 async def current_user(request: Request, session: AsyncSession) -> User | None:
@@ -75,7 +81,7 @@ async def start_session(
 async def end_session(session: AsyncSession, response: Response, request: Request) -> None:
     raw = request.cookies.get(SESSION_COOKIE)
     if raw:
-        await session.execute(delete(WebSession).where(WebSession.session_hash == token_hash(raw)))
+        await repository.delete_web_session(session, token_hash(raw))
     response.delete_cookie(
         SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=_secure(request)
     )

@@ -8,8 +8,8 @@ from starlette.responses import Response
 from salesplan.auth.passwords import verify_password
 from salesplan.db import SessionDep
 from salesplan.errors import RateLimited
+from salesplan.organizations.repository import user_by_email
 from salesplan.ratelimit.limiter import RateLimiter
-from salesplan.web import repository
 from salesplan.web.deps import DEVELOPER, AnyPageUser, safe_next, see_other
 from salesplan.web.pages import error_page, render
 from salesplan.web.session import csrf_valid, current_user, end_session, start_session
@@ -54,7 +54,7 @@ async def login(request: Request, session: SessionDep) -> Response:
             context | {"error": "Your form expired. Please try again."},
             status=400,
         )
-    user = await repository.user_by_email(session, email) if email else None
+    user = await user_by_email(session, email) if email else None
     password = str(form.get("password") or "")
     if not verify_password(user.password_hash if user else None, password) or user is None:
         return render(

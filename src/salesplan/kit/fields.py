@@ -1,30 +1,18 @@
-"""Rules every CRM record shares: field types with their validation, archiving, `crmId`
-conflicts, and references to other rows in the body (a missing one is a 422 naming the field)."""
+"""The field types of CRM request bodies, with their validation and the JSON schema that says
+what the validators accept (a schema-valid value is never refused): names, texts, e-mail
+addresses, URLs, `crmId`s, money, counts."""
 
 from __future__ import annotations
 
 import math
-import uuid
 from decimal import Decimal
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.principal import RequestContext
-from salesplan.errors import Unprocessable
-from salesplan.kit.clock import utcnow
 from salesplan.kit.email import EMAIL_PATTERN as EMAIL_PATTERN
 from salesplan.kit.email import is_email
-from salesplan.kit.patch import reject_nulls as reject_nulls  # the one PATCH null check
-from salesplan.kit.repository import flush_or_conflict as flush_or_conflict
-from salesplan.kit.scoping import scoped
-from salesplan.models.crm import Account
-from salesplan.models.identity import Membership
-
-T = TypeVar("T")
 
 
 def _email(value: str) -> str:
@@ -103,57 +91,3 @@ Count = Annotated[int, Field(ge=0, le=2_147_483_647)]
 
 def money_out(value: Decimal | None) -> float | None:
     return None if value is None else float(value)
-
-
-def apply(row: Any, fields: dict[str, Any]) -> None:
-    for name, value in fields.items():
-        setattr(row, name, value)
-
-
-def archive(row: Any) -> None:
-    """DELETE archives; archiving an archived row changes nothing (a second DELETE is a 204)."""
-    if row.archived_at is None:
-        row.archived_at = utcnow()
-
-
-async def check_owner(
-    session: AsyncSession, ctx: RequestContext, owner_id: uuid.UUID | None
-) -> None:
-    """`ownerId` must be a user of the organization."""
-    if owner_id is None:
-        return
-    stmt = scoped(select(Membership.id).where(Membership.user_id == owner_id), ctx)
-    if (await session.execute(stmt)).first() is None:
-        raise Unprocessable(
-            "ownerId is not a user of the organization.",
-            details={"field": "ownerId", "id": str(owner_id)},
-        )
-
-
-async def referenced(
-    session: AsyncSession,
-    model: type[T],
-    ctx: RequestContext,
-    object_id: uuid.UUID,
-    field: str,
-    *,
-    live: bool = True,
-) -> T:
-    """A row named in a request body: missing (or archived) → 422 with `details.field`."""
-    stmt = scoped(select(model).where(model.id == object_id), ctx, model)  # type: ignore[attr-defined]
-    if live and hasattr(model, "archived_at"):
-        stmt = stmt.where(model.archived_at.is_(None))  # type: ignore[attr-defined]
-    row = (await session.execute(stmt)).scalar_one_or_none()
-    if row is None:
-        name = getattr(model, "__display_name__", model.__name__)
-        raise Unprocessable(
-            f"{name} {object_id} does not exist in the organization.",
-            details={"field": field, "id": str(object_id)},
-        )
-    return row
-
-
-async def referenced_account(
-    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, field: str = "accountId"
-) -> Account:
-    return await referenced(session, Account, ctx, account_id, field)
