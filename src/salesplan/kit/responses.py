@@ -47,4 +47,6 @@ def json_response(
 def page_response(model: type[BaseModel], rows: Iterable[Any], pagination: BaseModel) -> Response:
     """A list's `{"data": [...], "pagination": {...}}`, each row (an ORM row or a dict) read
     through `model` and written in its wire form."""
-    return json_response({"data": [model.model_validate(r) for r in rows], "pagination": pagination})
+    return json_response(
+        {"data": [model.model_validate(r) for r in rows], "pagination": pagination}
+    )
