@@ -19,13 +19,13 @@ from salesplan.engage.repository import (
     ListRepository,
     TemplateRepository,
     audience_of_contacts,
-    referenced,
 )
 from salesplan.engage.schemas import CampaignIn, CampaignOut, CampaignPatch, EnrollIn, FlowIn
 from salesplan.errors import Unprocessable, validation_errors
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.engage import SKIP_REASONS, EngageCampaign, EngageEnrollmentJob, EngageList
 from salesplan.worker.context import wake_worker
@@ -220,7 +220,7 @@ async def enroll(
         )
     ids: list[str] | None = None
     if data.list_id is not None:
-        lst: EngageList = await referenced(session, ctx, EngageList, data.list_id, "listId")
+        lst: EngageList = await referenced(session, EngageList, ctx, data.list_id, "listId")
         total = await ListRepository(session, ctx).audience_size(lst)
     else:
         wanted = set(data.contact_ids or [])

@@ -9,12 +9,14 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.engage.repository import DraftRepository, referenced_contact, referenced_template
+from salesplan.engage.repository import DraftRepository
 from salesplan.engage.schemas import DraftIn, DraftPatch
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.models.engage import EngageDraft
+from salesplan.models.crm import Contact
+from salesplan.models.engage import EngageDraft, EngageTemplate
 
 
 async def list_drafts(
@@ -36,9 +38,9 @@ async def _check_draft_refs(
     session: AsyncSession, ctx: RequestContext, fields: dict[str, Any]
 ) -> None:
     if fields.get("contact_id") is not None:
-        await referenced_contact(session, ctx, fields["contact_id"], "contactId")
+        await referenced(session, Contact, ctx, fields["contact_id"], "contactId")
     if fields.get("template_id") is not None:
-        await referenced_template(session, ctx, fields["template_id"], "templateId")
+        await referenced(session, EngageTemplate, ctx, fields["template_id"], "templateId")
 
 
 async def create_draft(session: AsyncSession, ctx: RequestContext, data: DraftIn) -> EngageDraft:

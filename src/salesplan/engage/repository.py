@@ -13,7 +13,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.audience import audience_of_ids, audience_of_list
-from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.repository import M, Repository
@@ -221,36 +220,6 @@ async def count_engagement(
 
 
 # --- rows named in a request body ------------------------------------------------------------
-
-
-async def referenced(
-    session: AsyncSession, ctx: TenantScope, model: Any, object_id: uuid.UUID, field: str
-) -> Any:
-    """A live row of the organization named in a request body, or a 422 naming the field."""
-    stmt = scoped(select(model).where(model.id == object_id), ctx)
-    if hasattr(model, "archived_at"):
-        stmt = stmt.where(model.archived_at.is_(None))
-    row = (await session.execute(stmt)).scalar_one_or_none()
-    if row is None:
-        raise Unprocessable(
-            f"{model.__display_name__} {object_id} does not exist in the organization.",
-            details={"field": field, "id": str(object_id)},
-        )
-    return row
-
-
-async def referenced_contact(
-    session: AsyncSession, ctx: TenantScope, contact_id: uuid.UUID, field: str
-) -> Contact:
-    contact: Contact = await referenced(session, ctx, Contact, contact_id, field)
-    return contact
-
-
-async def referenced_template(
-    session: AsyncSession, ctx: TenantScope, template_id: uuid.UUID, field: str
-) -> EngageTemplate:
-    template: EngageTemplate = await referenced(session, ctx, EngageTemplate, template_id, field)
-    return template
 
 
 async def missing_contacts(

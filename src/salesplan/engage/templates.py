@@ -10,16 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.engage import render as merge
-from salesplan.engage.repository import (
-    TemplateRepository,
-    referenced,
-    referenced_contact,
-    referenced_template,
-)
+from salesplan.engage.repository import TemplateRepository
 from salesplan.engage.schemas import TemplateIn, TemplatePatch
 from salesplan.errors import Unprocessable, ValidationFailed
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import EngageDraft, EngageTemplate
@@ -87,7 +83,7 @@ async def preview_template(
     session: AsyncSession, ctx: RequestContext, template_id: uuid.UUID, contact_id: uuid.UUID
 ) -> dict[str, Any]:
     template = await get_template(session, ctx, template_id)
-    contact = await referenced_contact(session, ctx, contact_id, "contactId")
+    contact = await referenced(session, Contact, ctx, contact_id, "contactId")
     result = await render_for_contact(
         session, ctx, contact, template.subject, template.body, template.body_html
     )
@@ -131,18 +127,18 @@ async def sendable_content(
     template of the send's channel, or a draft of that channel (its own text, else its
     template's). A reference to something missing or of another channel is a 422."""
     if draft_id is not None:
-        draft: EngageDraft = await referenced(session, ctx, EngageDraft, draft_id, "draftId")
+        draft: EngageDraft = await referenced(session, EngageDraft, ctx, draft_id, "draftId")
         _same_channel(draft.channel, channel, "draftId")
         subject, body, body_html = draft.subject, draft.body, draft.body_html
         if body is None and draft.template_id is not None:
-            template = await referenced_template(session, ctx, draft.template_id, "draftId")
+            template = await referenced(session, EngageTemplate, ctx, draft.template_id, "draftId")
             subject = subject if subject is not None else template.subject
             body, body_html = template.body, body_html or template.body_html
         if not body:
             raise Unprocessable("The draft has no body.", details={"field": "draftId"})
         return subject, body, body_html
     assert template_id is not None
-    template = await referenced_template(session, ctx, template_id, "templateId")
+    template = await referenced(session, EngageTemplate, ctx, template_id, "templateId")
     _same_channel(template.channel, channel, "templateId")
     return template.subject, template.body, template.body_html
 
