@@ -9,18 +9,14 @@ from collections.abc import Iterable
 
 from sqlalchemy import delete, select
 
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.scoping import insert_ignoring_duplicates, scoped
 from salesplan.models.crm import BuyingGroup, BuyingGroupMember, Contact
 
 
 class BuyingGroupRepository(Repository[BuyingGroup]):
     model = BuyingGroup
-    sort_columns = {
-        "createdAt": BuyingGroup.created_at,
-        "updatedAt": BuyingGroup.updated_at,
-        "name": BuyingGroup.name,
-    }
+    sort_columns = sorts(BuyingGroup, name=BuyingGroup.name)
     search_columns = (BuyingGroup.name,)
 
     async def members(self, group_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, list[uuid.UUID]]:

@@ -7,19 +7,14 @@ import uuid
 
 from sqlalchemy import select
 
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.scoping import scoped
 from salesplan.models.crm import Account, Contact
 
 
 class ContactRepository(Repository[Contact]):
     model = Contact
-    sort_columns = {
-        "createdAt": Contact.created_at,
-        "updatedAt": Contact.updated_at,
-        "lastName": Contact.last_name,
-        "email": Contact.email,
-    }
+    sort_columns = sorts(Contact, lastName=Contact.last_name, email=Contact.email)
     search_columns = (Contact.first_name, Contact.last_name, Contact.email)
     conflict_name = "contact"
 

@@ -7,7 +7,7 @@ statements only it needs; its service holds the rules and calls the repository, 
 
     class LeadRepository(Repository[Lead]):
         model = Lead
-        sort_columns = {"createdAt": Lead.created_at, ...}
+        sort_columns = sorts(Lead, lastName=Lead.last_name, email=Lead.email)
         search_columns = (Lead.first_name, Lead.last_name, Lead.email)
 """
 
@@ -83,6 +83,38 @@ async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str
         raise
 
 
+def sorts(model: Any, **more: Any) -> dict[str, Any]:
+    """The sort keys of a list: `createdAt` and `updatedAt`, and `more` (key=column)."""
+    return {"createdAt": model.created_at, "updatedAt": model.updated_at, **more}
+
+
+async def page_of(
+    session: AsyncSession,
+    stmt: Select,  # type: ignore[type-arg]
+    model: Any,
+    params: ListParams,
+    codec: CursorCodec,
+    sort_columns: Mapping[str, Any],
+    search_columns: tuple[Any, ...] = (),
+) -> tuple[list[Any], PaginationMeta]:
+    """One page of the rows of `stmt` (`SELECT model …`): `params.search` matched
+    (case-insensitive, contains) against `search_columns`, sorted by `sort_columns`."""
+    if params.search and search_columns:
+        match = contains_ci(search_columns[0], params.search)
+        for column in search_columns[1:]:
+            match = match | contains_ci(column, params.search)
+        stmt = stmt.where(match)
+    return await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns=sort_columns,
+        id_column=model.id,
+        codec=codec,
+        scalars=True,
+    )
+
+
 class Repository(Generic[M]):
     model: ClassVar[Any]
     sort_columns: ClassVar[Mapping[str, Any]] = {}
@@ -117,19 +149,8 @@ class Repository(Generic[M]):
         stmt = self.select().where(*where)
         if not include_archived and hasattr(self.model, "archived_at"):
             stmt = stmt.where(self.model.archived_at.is_(None))
-        if params.search and self.search_columns:
-            match = contains_ci(self.search_columns[0], params.search)
-            for column in self.search_columns[1:]:
-                match = match | contains_ci(column, params.search)
-            stmt = stmt.where(match)
-        return await paginate(
-            self.session,
-            stmt,
-            params,
-            sort_columns=self.sort_columns,
-            id_column=self.model.id,
-            codec=codec,
-            scalars=True,
+        return await page_of(
+            self.session, stmt, self.model, params, codec, self.sort_columns, self.search_columns
         )
 
     async def insert(self, row: M) -> M:

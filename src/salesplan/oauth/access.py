@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import Principal
@@ -23,7 +22,8 @@ from salesplan.auth.tokens import (
 )
 from salesplan.errors import Unauthorized
 from salesplan.kit.clock import utcnow
-from salesplan.models.oauth import OAuthApp, OAuthToken
+from salesplan.models.oauth import OAuthToken
+from salesplan.oauth import repository
 
 ACCESS_TOKEN_PREFIX = "sp_at_"
 ACCESS_TOKEN_SECONDS = 3600
@@ -56,10 +56,7 @@ async def issue_access_token(
 
 
 async def revoke_tokens_of_code(session: AsyncSession, code_id: uuid.UUID) -> None:
-    live = OAuthToken.code_id == code_id, OAuthToken.revoked_at.is_(None)
-    ids = (await session.execute(select(OAuthToken.id).where(*live))).scalars().all()
-    await session.execute(update(OAuthToken).where(*live).values(revoked_at=utcnow()))
-    for token_id in ids:
+    for token_id in await repository.revoke_tokens_of_code(session, code_id):
         principal_cache.invalidate(token_id)
 
 
@@ -89,13 +86,7 @@ def wrong_resource(resource: str | None) -> Unauthorized:
 
 async def resolve_oauth_token(session: AsyncSession, raw: str, audience: str) -> Resolved | None:
     digest = token_hash(raw)
-    row = (
-        await session.execute(
-            select(OAuthToken, OAuthApp.organization_ids)
-            .join(OAuthApp, OAuthApp.id == OAuthToken.app_id)
-            .where(OAuthToken.token_hash == digest)
-        )
-    ).one_or_none()
+    row = await repository.token_with_app_reach(session, digest)
     if row is None:
         return None
     token, app_orgs = row

@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.tokens import (
@@ -22,6 +21,7 @@ from salesplan.auth.tokens import (
 from salesplan.errors import NotFound, ValidationFailed
 from salesplan.models.identity import User
 from salesplan.models.oauth import OAuthApp
+from salesplan.oauth import repository
 
 CLIENT_ID_PREFIX = "sp_client_"
 CLIENT_SECRET_PREFIX = "sp_secret_"
@@ -165,21 +165,14 @@ async def create_oauth_app(
 
 
 async def owned_app(session: AsyncSession, *, user_id: uuid.UUID, app_id: uuid.UUID) -> OAuthApp:
-    app = (
-        await session.execute(
-            select(OAuthApp).where(OAuthApp.id == app_id, OAuthApp.owner_user_id == user_id)
-        )
-    ).scalar_one_or_none()
+    app = await repository.owned_app(session, user_id, app_id)
     if app is None:
         raise NotFound("OAuth app not found.")
     return app
 
 
 async def list_owned_apps(session: AsyncSession, *, user_id: uuid.UUID) -> list[OAuthApp]:
-    rows = await session.execute(
-        select(OAuthApp).where(OAuthApp.owner_user_id == user_id).order_by(OAuthApp.created_at)
-    )
-    return list(rows.scalars())
+    return await repository.owned_apps(session, user_id)
 
 
 async def update_oauth_app(
@@ -229,9 +222,7 @@ async def delete_oauth_app(session: AsyncSession, *, user_id: uuid.UUID, app_id:
 async def app_by_client_id(session: AsyncSession, client_id: str | None) -> OAuthApp | None:
     if not client_id or len(client_id) > 64:
         return None
-    return (
-        await session.execute(select(OAuthApp).where(OAuthApp.client_id == client_id))
-    ).scalar_one_or_none()
+    return await repository.app_by_client_id(session, client_id)
 
 
 def secret_matches(app: OAuthApp, presented: str) -> bool:

@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import unquote_plus
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.scopes import parse_scopes
 from salesplan.auth.tokens import token_hash
 from salesplan.kit.clock import utcnow
-from salesplan.models.oauth import OAuthApp, OAuthCode
+from salesplan.models.oauth import OAuthApp
+from salesplan.oauth import repository
 from salesplan.oauth.access import ACCESS_TOKEN_SECONDS, issue_access_token, revoke_tokens_of_code
 from salesplan.oauth.apps import app_by_client_id, secret_matches
 from salesplan.oauth.errors import OAuthError
@@ -95,9 +95,7 @@ async def grant_authorization_code(
         raise OAuthError("invalid_request", "redirect_uri is required.")
     if not verifier:
         raise OAuthError("invalid_request", "code_verifier is required (PKCE).")
-    code = (
-        await session.execute(select(OAuthCode).where(OAuthCode.code_hash == token_hash(code_raw)))
-    ).scalar_one_or_none()
+    code = await repository.code_by_hash(session, token_hash(code_raw))
     if code is None or code.app_id != app.id:
         raise OAuthError("invalid_grant", "The authorization code is invalid.")
     if code.used_at is not None:
@@ -111,22 +109,13 @@ async def grant_authorization_code(
     if not (43 <= len(verifier) <= 128) or not pkce_matches(verifier, code.code_challenge):
         # A wrong verifier burns the code (RFC 9700 §2.1.1): whoever holds a stolen code gets
         # one guess, and the rightful client a fresh authorization.
-        await session.execute(
-            update(OAuthCode)
-            .where(OAuthCode.id == code.id, OAuthCode.used_at.is_(None))
-            .values(used_at=utcnow())
-        )
+        await repository.spend_code(session, code.id)
         raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge.")
     resource = form.get("resource")
     if resource is not None and resource != code.resource:
         raise OAuthError("invalid_target", "resource differs from the authorization request.")
     # Spend the code atomically, so that two concurrent redemptions cannot both succeed.
-    spent = await session.execute(
-        update(OAuthCode)
-        .where(OAuthCode.id == code.id, OAuthCode.used_at.is_(None))
-        .values(used_at=utcnow())
-    )
-    if spent.rowcount != 1:  # type: ignore[attr-defined]
+    if not await repository.spend_code(session, code.id):
         await revoke_tokens_of_code(session, code.id)
         raise OAuthError("invalid_grant", "The authorization code was already used.")
     _, raw = await issue_access_token(

@@ -3,17 +3,12 @@ search columns."""
 
 from __future__ import annotations
 
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, sorts
 from salesplan.models.crm import Opportunity
 
 
 class OpportunityRepository(Repository[Opportunity]):
     model = Opportunity
-    sort_columns = {
-        "createdAt": Opportunity.created_at,
-        "updatedAt": Opportunity.updated_at,
-        "name": Opportunity.name,
-        "closeDate": Opportunity.close_date,
-    }
+    sort_columns = sorts(Opportunity, name=Opportunity.name, closeDate=Opportunity.close_date)
     search_columns = (Opportunity.name,)
     conflict_name = "opportunity"

@@ -10,10 +10,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, page_of, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import scoped
 from salesplan.models.identity import Membership, Organization, User
+
+USER_SORT = {"createdAt": Membership.created_at, "email": User.email, "fullName": User.full_name}
 
 
 async def slugs_like(session: AsyncSession, base: str) -> set[str]:
@@ -44,21 +46,8 @@ async def list_organizations(
 ) -> tuple[list[Organization], PaginationMeta]:
     """One page of the organizations among `ids`."""
     stmt = select(Organization).where(Organization.id.in_(list(ids)))
-    if params.search:
-        stmt = stmt.where(contains_ci(Organization.name, params.search))
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns={
-            "createdAt": Organization.created_at,
-            "updatedAt": Organization.updated_at,
-            "name": Organization.name,
-        },
-        id_column=Organization.id,
-        codec=codec,
-        scalars=True,
-    )
+    sort = sorts(Organization, name=Organization.name)
+    return await page_of(session, stmt, Organization, params, codec, sort, (Organization.name,))
 
 
 class MembershipRepository(Repository[Membership]):
@@ -91,11 +80,7 @@ class MembershipRepository(Repository[Membership]):
             self.session,
             stmt,
             params,
-            sort_columns={
-                "createdAt": Membership.created_at,
-                "email": User.email,
-                "fullName": User.full_name,
-            },
+            sort_columns=USER_SORT,
             id_column=User.id,
             codec=codec,
         )

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.scoping import scoped
 from salesplan.models.crm import (
     Account,
@@ -45,10 +45,7 @@ async def find_member_map(
 
 class RelationshipMapRepository(Repository[RelationshipMap]):
     model = RelationshipMap
-    sort_columns = {
-        "createdAt": RelationshipMap.created_at,
-        "updatedAt": RelationshipMap.updated_at,
-    }
+    sort_columns = sorts(RelationshipMap)
 
     async def exists_for(self, entity_type: str, entity_id: uuid.UUID) -> bool:
         """Whether the entity already has a map."""

@@ -17,6 +17,7 @@ from salesplan.auth.scopes import APPROVED_SCOPES, SCOPE_DESCRIPTIONS
 from salesplan.auth.tokens import create_api_key, revoke_api_key
 from salesplan.db import SessionDep
 from salesplan.errors import AppError
+from salesplan.models.oauth import OAuthApp
 from salesplan.oauth.apps import (
     create_oauth_app,
     delete_oauth_app,
@@ -53,6 +54,18 @@ async def _act(
         await _flash(request, session, {"notice": notice})
     except AppError as exc:
         await _flash(request, session, {"error": _problem(exc)})
+    return see_other(DEVELOPER + back)
+
+
+async def _app_secret(
+    request: Request, session: AsyncSession, app: OAuthApp, secret: str | None, back: str
+) -> Response:
+    """Back to the page, which shows the app's new client secret once."""
+    await _flash(
+        request,
+        session,
+        {"kind": "app", "name": app.name, "client_id": app.client_id, "secret": secret},
+    )
     return see_other(DEVELOPER + back)
 
 
@@ -169,12 +182,7 @@ async def create_app_page(request: Request, session: SessionDep, post: Developer
     except AppError as exc:
         await _flash(request, session, {"error": _problem(exc), "typed": _submitted(form, "app")})
         return see_other(DEVELOPER + "#apps")
-    await _flash(
-        request,
-        session,
-        {"kind": "app", "name": app.name, "client_id": app.client_id, "secret": secret},
-    )
-    return see_other(DEVELOPER + "#apps")
+    return await _app_secret(request, session, app, secret, "#apps")
 
 
 @router.post(DEVELOPER + "/apps/{app_id}")
@@ -203,12 +211,7 @@ async def regenerate_secret_page(
     except AppError as exc:
         await _flash(request, session, {"error": _problem(exc)})
         return see_other(DEVELOPER + "#apps")
-    await _flash(
-        request,
-        session,
-        {"kind": "app", "name": app.name, "client_id": app.client_id, "secret": secret},
-    )
-    return see_other(DEVELOPER + f"#app-{app_id}")
+    return await _app_secret(request, session, app, secret, f"#app-{app_id}")
 
 
 @router.post(DEVELOPER + "/apps/{app_id}/delete")
