@@ -11,7 +11,7 @@ from sqlalchemy import delete, select
 
 from salesplan.errors import NotFound
 from salesplan.kit.pagination import CursorCodec, ListParams
-from salesplan.kit.repository import Repository
+from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import scoped
 from salesplan.models.calendar import (
@@ -51,11 +51,7 @@ class ConnectionRepository(Repository[CalendarConnection]):
 
 class EventRepository(Repository[CalendarEvent]):
     model = CalendarEvent
-    sort_columns = {
-        "start": CalendarEvent.start_at,
-        "createdAt": CalendarEvent.created_at,
-        "updatedAt": CalendarEvent.updated_at,
-    }
+    sort_columns = sorts(CalendarEvent, start=CalendarEvent.start_at)
     search_columns = (CalendarEvent.title,)
 
     async def page_of(

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.engage.audience import audience_of_ids, audience_of_list
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
-from salesplan.kit.repository import M, Repository
+from salesplan.kit.repository import M, Repository, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.crm import Account, Contact
@@ -49,11 +49,7 @@ class EngageRepository(Repository[M]):
 
 class TemplateRepository(EngageRepository[EngageTemplate]):
     model = EngageTemplate
-    sort_columns = {
-        "createdAt": EngageTemplate.created_at,
-        "updatedAt": EngageTemplate.updated_at,
-        "name": EngageTemplate.name,
-    }
+    sort_columns = sorts(EngageTemplate, name=EngageTemplate.name)
     search_columns = (EngageTemplate.name,)
 
     async def live_channels(self, ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
@@ -71,7 +67,7 @@ class TemplateRepository(EngageRepository[EngageTemplate]):
 
 class DraftRepository(EngageRepository[EngageDraft]):
     model = EngageDraft
-    sort_columns = {"createdAt": EngageDraft.created_at, "updatedAt": EngageDraft.updated_at}
+    sort_columns = sorts(EngageDraft)
     search_columns = (EngageDraft.name, EngageDraft.subject)
 
     async def delete(self, draft: EngageDraft) -> None:
@@ -84,11 +80,7 @@ MEMBER_SORT = {"contactId": Contact.id}
 
 class ListRepository(EngageRepository[EngageList]):
     model = EngageList
-    sort_columns = {
-        "createdAt": EngageList.created_at,
-        "updatedAt": EngageList.updated_at,
-        "name": EngageList.name,
-    }
+    sort_columns = sorts(EngageList, name=EngageList.name)
     search_columns = (EngageList.name,)
 
     async def members(
@@ -149,11 +141,7 @@ class ListRepository(EngageRepository[EngageList]):
 
 class CampaignRepository(EngageRepository[EngageCampaign]):
     model = EngageCampaign
-    sort_columns = {
-        "createdAt": EngageCampaign.created_at,
-        "updatedAt": EngageCampaign.updated_at,
-        "name": EngageCampaign.name,
-    }
+    sort_columns = sorts(EngageCampaign, name=EngageCampaign.name)
     search_columns = (EngageCampaign.name,)
 
     async def insert_many(self, campaigns: list[EngageCampaign]) -> None:
@@ -197,7 +185,7 @@ class JobRepository(EngageRepository[EngageEnrollmentJob]):
 
 class QueueRepository(EngageRepository[EngageMessage]):
     model = EngageMessage
-    sort_columns = {"createdAt": EngageMessage.created_at, "updatedAt": EngageMessage.updated_at}
+    sort_columns = sorts(EngageMessage)
 
 
 class ReplyRepository(EngageRepository[EngageReply]):
