@@ -3,11 +3,17 @@ getCommunicationAnalytics (90 days, by day) for an account with 50,000 messages,
 connection (sequential requests over one keep-alive connection to `salesplan serve`, 1 worker).
 
     .venv/bin/python bench/feed.py [--messages 50000] [--noise-threads 30000] [--requests 200] \
-        [--database-url postgresql+asyncpg://postgres@127.0.0.1:5432/test] [--explain FILE]
+        [--database-url postgresql+asyncpg://postgres@127.0.0.1:5432/test] [--explain FILE] \
+        [--wrk-seconds 5]
 
 Creates a throwaway database beside the given URL, migrates it, generates the data with
 INSERT … SELECT generate_series, prints p50/p90/p99 per read and the EXPLAIN ANALYZE of the
 inbox and analytics queries, and drops the database.
+
+Against the floor, as bench/run.py: the bare Starlette app (bench/floor_app.py, same server
+program and worker count, its own process, measured in the same run just before the app) is
+timed the same way, and each read is also driven by wrk at one connection for `--wrk-seconds`;
+the table gives each read's requests/s and its ratio to the bare floor's (0 skips wrk).
 
 The account's 50,000 messages: 20,000 e-mail threads (an outbound engage message each, half of
 them answered by an engage reply: 30,000 messages), 4,000 Slack threads of 4 messages (16,000)
@@ -37,7 +43,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.harness import serve
+from bench.harness import run_wrk, serve, serve_floor
 from salesplan.auth.principal import Principal, RequestContext
 from salesplan.config import Settings
 from salesplan.db import create_engine, create_sessionmaker
@@ -45,6 +51,8 @@ from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.ratelimit.policy import GROUPS
 
 SECRET = "bench-feed-secret-key"
+FLOOR = "floor: bare Starlette /floor"
+IN_APP_FLOOR = "in-app floor /_bench/floor"
 HUGE = 10**9
 
 # Each statement is one INSERT … SELECT over generate_series; :org, :acct, :now bound.
@@ -407,6 +415,20 @@ async def main(args: argparse.Namespace) -> None:
         }
         inbox = f"/api/v1/accounts/{ids['acct']}/inbox"
         results = {}
+        rps: dict[str, float] = {}
+        auth = f"Bearer {ids['key']}"
+
+        def loaded(url: str, label: str, bearer: str = "") -> None:
+            if args.wrk_seconds > 0:
+                run = run_wrk(url, connections=1, seconds=args.wrk_seconds, auth=bearer)
+                if run.errors or run.non_2xx:
+                    raise SystemExit(f"{label}: {run.errors} errors, {run.non_2xx} non-2xx")
+                rps[label] = run.rps
+
+        # The floor first, alone (never both servers at once on a small machine).
+        with serve_floor(workers=1) as bare, httpx.Client(base_url=bare.url, timeout=30) as plain:
+            results[FLOOR] = timed(plain, "/floor", args.requests)
+            loaded(bare.url + "/floor", FLOOR)
         with (
             serve(env, workers=1) as server,
             httpx.Client(
@@ -435,19 +457,36 @@ async def main(args: argparse.Namespace) -> None:
             results["getCommunicationAnalytics 90 days by day"] = timed(
                 client, stats_path, args.requests
             )
-            results["floor /_bench/floor"] = timed(client, "/_bench/floor", args.requests)
+            results[IN_APP_FLOOR] = timed(client, "/_bench/floor", args.requests)
+            loaded(server.url + "/_bench/floor", IN_APP_FLOOR)
+            for label, path in (
+                ("getAccountInbox first page", f"{inbox}?limit=50"),
+                ("getAccountInbox page 101 (keyset)", f"{inbox}?limit=50&cursor={cursor}"),
+                ("getCommunicationAnalytics 90 days by day", stats_path),
+            ):
+                loaded(server.url + path, label, auth)
         print(f"inbox kinds on page 1: {kinds}; analytics totals: {stats['totals']}")
         print(
-            f"{'read (1 connection, ' + str(args.requests) + ' requests)':48} {'p50 ms':>8} {'p90':>8} {'p99':>8}  target"
+            f"{'read (1 connection, ' + str(args.requests) + ' requests)':48} {'p50 ms':>8} {'p90':>8} {'p99':>8}"
+            f" {'req/s':>8} {'ratio':>6}  target"
         )
         targets = {
             "getAccountInbox first page": "p50 ≤ 10",
             "getAccountInbox page 101 (keyset)": "p50 ≤ 10",
             "getCommunicationAnalytics 90 days by day": "p50 ≤ 50",
         }
+        floor = rps.get(FLOOR)
         for label, r in results.items():
+            per_s = f"{rps[label]:8.0f}" if label in rps else f"{'':8}"
+            ratio = f"{rps[label] / floor:6.3f}" if floor and label in rps else f"{'':6}"
             print(
-                f"{label:48} {r['p50']:8.2f} {r['p90']:8.2f} {r['p99']:8.2f}  {targets.get(label, '')}"
+                f"{label:48} {r['p50']:8.2f} {r['p90']:8.2f} {r['p99']:8.2f} {per_s} {ratio}"
+                f"  {targets.get(label, '')}"
+            )
+        if floor:
+            print(
+                f"req/s: wrk, 1 connection, {args.wrk_seconds} s each; ratio: to the bare "
+                "Starlette floor (bench/floor_app.py) measured in this run"
             )
         results |= await in_process(url, ids, cursor, args.requests)
         for label, r in results.items():
@@ -475,4 +514,5 @@ if __name__ == "__main__":
         "--database-url", default="postgresql+asyncpg://postgres@127.0.0.1:5432/test"
     )
     parser.add_argument("--explain", default=None)
+    parser.add_argument("--wrk-seconds", type=int, default=5)
     asyncio.run(main(parser.parse_args()))

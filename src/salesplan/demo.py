@@ -262,13 +262,14 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     from datetime import timedelta
 
     from salesplan.calendar.crypto import encrypt_password
-    from salesplan.feed.ingest import Incoming, record
+    from salesplan.feed.ingest import Incoming, engage_message_sent, record
     from salesplan.kit.clock import utcnow
     from salesplan.models.calendar import CalendarConnection, CalendarEvent
     from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
     now = utcnow().replace(microsecond=0)
     hank, frank = "hank@globex.example", "frank@globex.example"
+    sent_at = now - timedelta(days=3)
     message = EngageMessage(
         organization_id=org.id,
         channel="EMAIL",
@@ -277,12 +278,14 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
         body="Hi Hank,\n\nCould we talk for 20 minutes next week about the rollout?\n\nDana",
         status="sent",
         rfc_message_id=f"<demo-{uuid7()}@salesplan.example>",
-        sent_at=now - timedelta(days=3),
-        created_at=now - timedelta(days=3),
+        sent_at=sent_at,
+        created_at=sent_at,
         replied_at=now - timedelta(days=2, hours=20),
     )
     session.add(message)
     await session.flush()
+    # Sent mail enters the feed as the delivery worker records the send.
+    await (await session.connection()).run_sync(engage_message_sent, message, sent_at)
     session.add(
         EngageReply(
             organization_id=org.id,

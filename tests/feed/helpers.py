@@ -12,6 +12,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery.integrations import set_integration
+from salesplan.feed.ingest import engage_message_sent
 from salesplan.feed.slack import signature
 from salesplan.models.calendar import CalendarActionItem, CalendarConnection, CalendarEvent
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
@@ -43,6 +44,9 @@ async def sent_email(
         replied_at=replied_at,
     )
     db.add(m)
+    await db.flush()
+    # As the delivery worker does when the relay accepts it (engage/delivery/worker.py).
+    await (await db.connection()).run_sync(engage_message_sent, m, at)
     await db.commit()
     return m
 

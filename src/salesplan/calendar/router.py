@@ -6,7 +6,8 @@ import uuid
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -26,6 +27,7 @@ from salesplan.calendar.schemas import (
 )
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
 
@@ -71,10 +73,10 @@ def artifacts_out(event: object, artifact: object, items: list[object]) -> Artif
 )
 async def list_connections(
     ctx: Read, session: SessionDep, codec: CursorCodecDep, params: ConnectionParams
-) -> ListResponse[ConnectionOut]:
+) -> Response:
     """The caller's CalDAV connections (never their passwords)."""
     items, meta = await service.list_connections(session, ctx, params, codec)
-    return ListResponse(data=[ConnectionOut.model_validate(c) for c in items], pagination=meta)
+    return page_response(ConnectionOut, items, meta)
 
 
 @router.post(
@@ -85,11 +87,11 @@ async def list_connections(
 )
 async def create_connection(
     body: ConnectionIn, ctx: Write, session: SessionDep, request: Request
-) -> ConnectionOut:
+) -> Response:
     """Connect a CalDAV calendar collection; checked against the server first (422 when it
     refuses). The first sync is queued."""
     conn = await service.create_connection(session, ctx, body, _secret(request))
-    return ConnectionOut.model_validate(conn)
+    return json_response(ConnectionOut.model_validate(conn), 201)
 
 
 @router.delete(
@@ -107,11 +109,10 @@ async def delete_connection(connectionId: uuid.UUID, ctx: Write, session: Sessio
     status_code=202,
     response_model=ConnectionOut,
 )
-async def sync_connection(
-    connectionId: uuid.UUID, ctx: Write, session: SessionDep
-) -> ConnectionOut:
+async def sync_connection(connectionId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
     """Ask the worker to sync this connection now."""
-    return ConnectionOut.model_validate(await service.request_sync(session, ctx, connectionId))
+    conn = await service.request_sync(session, ctx, connectionId)
+    return json_response(ConnectionOut.model_validate(conn), 202)
 
 
 # -- events --------------------------------------------------------------------------------
@@ -134,13 +135,13 @@ async def list_events(
     to: Annotated[datetime | None, Query(description="Not before `from` (else 400).")] = None,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     user_id: Annotated[uuid.UUID | None, Query(alias="userId")] = None,
-) -> ListResponse[EventOut]:
+) -> Response:
     """Events overlapping [`from`, `to`), the caller's own unless `userId` names a teammate
     (admin and consultant members only)."""
     items, meta = await service.list_events(
         session, ctx, params, codec, start=from_, end=to, account_id=account_id, user_id=user_id
     )
-    return ListResponse(data=[EventOut.of(e) for e in items], pagination=meta)
+    return json_response({"data": [EventOut.of(e) for e in items], "pagination": meta})
 
 
 @router.get(
@@ -151,9 +152,9 @@ async def list_events(
     description=text.GET_CALENDAR_EVENT,
 )
 @as_tool(docs=text.GET_CALENDAR_EVENT_ARGS)
-async def get_event(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> EventOut:
+async def get_event(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Read one event."""
-    return EventOut.of(await service.get_event(session, ctx, eventId))
+    return json_response(EventOut.of(await service.get_event(session, ctx, eventId)))
 
 
 @router.patch(
@@ -166,10 +167,11 @@ async def get_event(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Event
 @as_tool(docs=text.UPDATE_CALENDAR_EVENT_ARGS)
 async def update_event(
     eventId: uuid.UUID, body: EventPatch, ctx: Write, session: SessionDep, request: Request
-) -> EventOut:
+) -> Response:
     """Change the caller's own event: pushed to the CalDAV server first (If-Match on its ETag);
     502 `provider_error` when the server fails, 409 `conflict` when it changed there."""
-    return EventOut.of(await service.update_event(session, ctx, eventId, body, _secret(request)))
+    event = await service.update_event(session, ctx, eventId, body, _secret(request))
+    return json_response(EventOut.of(event))
 
 
 @router.put(
@@ -179,10 +181,10 @@ async def update_event(
 )
 async def put_artifacts(
     eventId: uuid.UUID, body: ArtifactsIn, ctx: Write, session: SessionDep
-) -> ArtifactsOut:
+) -> Response:
     """Store a meeting's summary, action items and transcript (each part optional)."""
     event, artifact, items = await service.put_artifacts(session, ctx, eventId, body)
-    return artifacts_out(event, artifact, list(items))
+    return json_response(artifacts_out(event, artifact, list(items)))
 
 
 @router.get(
@@ -193,13 +195,14 @@ async def put_artifacts(
     description=text.GET_CALENDAR_EVENT_SUMMARY,
 )
 @as_tool(docs=text.GET_CALENDAR_EVENT_SUMMARY_ARGS)
-async def get_summary(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> SummaryOut:
+async def get_summary(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """The meeting summary; 404 when none is stored."""
     a = await service.get_summary(session, ctx, eventId)
-    return SummaryOut(
-        event_id=a.event_id,
-        summary=a.summary or "",
-        updated_at=a.summary_updated_at or a.updated_at,
+    summary = a.summary or ""
+    return json_response(
+        SummaryOut(
+            event_id=a.event_id, summary=summary, updated_at=a.summary_updated_at or a.updated_at
+        )
     )
 
 
@@ -213,10 +216,10 @@ async def get_summary(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Sum
 @as_tool(docs=text.GET_CALENDAR_EVENT_ACTION_ITEMS_ARGS)
 async def get_action_items(
     eventId: uuid.UUID, ctx: Read, session: SessionDep, codec: CursorCodecDep, params: ItemParams
-) -> ListResponse[ActionItemOut]:
+) -> Response:
     """The meeting's action items, in the order stored; 404 when none were stored."""
     items, meta = await service.list_action_items(session, ctx, eventId, params, codec)
-    return ListResponse(data=[ActionItemOut.model_validate(i) for i in items], pagination=meta)
+    return page_response(ActionItemOut, items, meta)
 
 
 @router.get(
@@ -227,9 +230,8 @@ async def get_action_items(
     description=text.GET_CALENDAR_EVENT_TRANSCRIPT,
 )
 @as_tool(docs=text.GET_CALENDAR_EVENT_TRANSCRIPT_ARGS)
-async def get_transcript(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> TranscriptOut:
+async def get_transcript(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """The meeting transcript; 404 when none is stored."""
     a = await service.get_transcript(session, ctx, eventId)
-    return TranscriptOut(
-        event_id=a.event_id, segments=[SegmentOut(**s) for s in a.transcript or []]
-    )
+    segments = [SegmentOut(**s) for s in a.transcript or []]
+    return json_response(TranscriptOut(event_id=a.event_id, segments=segments))

@@ -8,7 +8,6 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
@@ -18,6 +17,12 @@ from salesplan.calendar.provider import (
     CalDAVCalendar,
     PreconditionFailed,
     ProviderFailure,
+)
+from salesplan.calendar.repository import (
+    ActionItemRepository,
+    ArtifactRepository,
+    ConnectionRepository,
+    EventRepository,
 )
 from salesplan.calendar.schemas import ArtifactsIn, ConnectionIn, EventPatch
 from salesplan.calendar.sync import _account_links, link_account
@@ -30,27 +35,18 @@ from salesplan.errors import (
     ValidationFailed,
 )
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
+from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
 from salesplan.models.calendar import (
     CalendarActionItem,
     CalendarArtifact,
     CalendarConnection,
     CalendarEvent,
 )
-from salesplan.models.identity import Membership
 from salesplan.worker.context import wake_worker
 
 TEAM_READERS = ("admin", "consultant")
-
-EVENT_SORT = {
-    "start": CalendarEvent.start_at,
-    "createdAt": CalendarEvent.created_at,
-    "updatedAt": CalendarEvent.updated_at,
-}
-CONNECTION_SORT = {"createdAt": CalendarConnection.created_at}
-ACTION_ITEM_SORT = {"position": CalendarActionItem.position}
 
 
 def _me(ctx: RequestContext) -> uuid.UUID:
@@ -76,63 +72,44 @@ async def create_connection(
             details={"field": "url", "reason": str(exc)},
         ) from None
     conn = CalendarConnection(
-        organization_id=ctx.organization_id,
         user_id=_me(ctx),
         url=data.url,
         username=data.username,
         password_encrypted=encrypt_password(secret, data.password),
         sync_requested_at=utcnow(),
     )
-    session.add(conn)
-    await session.flush()
+    await ConnectionRepository(session, ctx).insert(conn)
     await wake_worker(session)
     return conn
-
-
-def _own_connections(ctx: RequestContext) -> Any:
-    return scoped(select(CalendarConnection), ctx).where(CalendarConnection.user_id == _me(ctx))
 
 
 async def list_connections(
     session: AsyncSession, ctx: RequestContext, params: ListParams, codec: CursorCodec
 ) -> tuple[list[CalendarConnection], PaginationMeta]:
-    return await paginate(
-        session,
-        _own_connections(ctx),
-        params,
-        sort_columns=CONNECTION_SORT,
-        id_column=CalendarConnection.id,
-        codec=codec,
-        scalars=True,
-    )
+    return await ConnectionRepository(session, ctx).page_of(_me(ctx), params, codec)
 
 
 async def get_connection(
     session: AsyncSession, ctx: RequestContext, connection_id: uuid.UUID
 ) -> CalendarConnection:
     """The caller's own connection; anybody else's is a 404 (credentials are private)."""
-    stmt = _own_connections(ctx).where(CalendarConnection.id == connection_id)
-    conn = (await session.execute(stmt)).scalar_one_or_none()
-    if conn is None:
-        raise NotFound("Calendar connection not found.")
-    return conn
+    return await ConnectionRepository(session, ctx).get_of(_me(ctx), connection_id)
 
 
 async def delete_connection(
     session: AsyncSession, ctx: RequestContext, connection_id: uuid.UUID
 ) -> None:
     """Permanent: the connection, its stored password and its synced events go."""
-    conn = await get_connection(session, ctx, connection_id)
-    await session.delete(conn)
-    await session.flush()
+    connections = ConnectionRepository(session, ctx)
+    await connections.delete(await connections.get_of(_me(ctx), connection_id))
 
 
 async def request_sync(
     session: AsyncSession, ctx: RequestContext, connection_id: uuid.UUID
 ) -> CalendarConnection:
-    conn = await get_connection(session, ctx, connection_id)
-    conn.sync_requested_at = utcnow()
-    await session.flush()
+    connections = ConnectionRepository(session, ctx)
+    conn = await connections.get_of(_me(ctx), connection_id)
+    await connections.update(conn, {"sync_requested_at": utcnow()})
     await wake_worker(session)
     return conn
 
@@ -151,12 +128,7 @@ async def _visible_user(
             "Only admin and consultant members may read a teammate's calendar.",
             details={"reason": "teammate_calendar"},
         )
-    member = await session.scalar(
-        select(Membership.id).where(
-            Membership.organization_id == ctx.organization_id, Membership.user_id == user_id
-        )
-    )
-    if member is None:
+    if not await EventRepository(session, ctx).is_member(user_id):
         raise NotFound("User not found in this organization.")
     return user_id
 
@@ -182,30 +154,15 @@ async def list_events(
     if start is not None and end is not None and end < start:
         raise ValidationFailed.at(["query", "to"], "to must not be before from.")
     owner = await _visible_user(session, ctx, user_id)
-    stmt = scoped(select(CalendarEvent), ctx).where(CalendarEvent.user_id == owner)
-    if start is not None:
-        stmt = stmt.where(CalendarEvent.end_at > start)
-    if end is not None:
-        stmt = stmt.where(CalendarEvent.start_at < end)
-    if account_id is not None:
-        stmt = stmt.where(CalendarEvent.account_id == account_id)
-    if params.search:
-        stmt = stmt.where(contains_ci(CalendarEvent.title, params.search))
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=EVENT_SORT,
-        id_column=CalendarEvent.id,
-        codec=codec,
-        scalars=True,
+    return await EventRepository(session, ctx).page_of(
+        owner, params, codec, start=start, end=end, account_id=account_id
     )
 
 
 async def get_event(
     session: AsyncSession, ctx: RequestContext, event_id: uuid.UUID, *, for_update: bool = False
 ) -> CalendarEvent:
-    event = await get_scoped(session, CalendarEvent, ctx, event_id, for_update=for_update)
+    event = await EventRepository(session, ctx).get(event_id, for_update=for_update)
     if event.user_id != _me(ctx) and ctx.role not in TEAM_READERS:
         raise Forbidden(
             "Only admin and consultant members may read a teammate's calendar.",
@@ -247,10 +204,9 @@ async def update_event(
     secret: bytes,
 ) -> CalendarEvent:
     sent = data.sent()
-    for key in ("title", "start", "end"):
-        if key in sent and sent[key] is None:
-            raise ValidationFailed.at(["body", key], f"{key} cannot be null.")
-    event = await get_scoped(session, CalendarEvent, ctx, event_id)
+    reject_nulls(sent, ("title", "start", "end"))
+    events = EventRepository(session, ctx)
+    event = await events.get(event_id)
     if event.user_id != _me(ctx):
         raise Forbidden(
             "Only the owner of an event may update it.", details={"reason": "not_owner"}
@@ -266,7 +222,7 @@ async def update_event(
     assert start is not None and end is not None
     if end < start:
         raise ValidationFailed.at(["body", "end"], "end must not be before start.")
-    conn = await session.get(CalendarConnection, event.connection_id)
+    conn = await events.connection(event)
     if conn is None:
         raise NotFound("Calendar event not found.")
     changes = dict(sent)
@@ -309,17 +265,11 @@ async def update_event(
         event.attendees = inst.attendees
         event.account_id = link_account(inst, links)
     event.updated_at = utcnow()
-    await session.flush()
+    await events.flush(event)
     return event
 
 
 # -- artifacts -----------------------------------------------------------------------------
-
-
-async def _artifact(session: AsyncSession, event: CalendarEvent) -> CalendarArtifact | None:
-    return await session.scalar(
-        select(CalendarArtifact).where(CalendarArtifact.event_id == event.id)
-    )
 
 
 async def put_artifacts(
@@ -332,7 +282,9 @@ async def put_artifacts(
             "Only the owner of an event may store its artifacts.", details={"reason": "not_owner"}
         )
     sent = data.model_dump(exclude_unset=True)
-    artifact = await _artifact(session, event)
+    artifacts = ArtifactRepository(session, ctx)
+    items = ActionItemRepository(session, ctx)
+    artifact = await artifacts.of(event)
     now = utcnow()
     if artifact is None:
         artifact = CalendarArtifact(organization_id=event.organization_id, event_id=event.id)
@@ -345,39 +297,33 @@ async def put_artifacts(
             None if data.transcript is None else [s.model_dump() for s in data.transcript.segments]
         )
     if "action_items" in sent:
-        await session.execute(
-            delete(CalendarActionItem).where(CalendarActionItem.event_id == event.id)
-        )
         artifact.has_action_items = data.action_items is not None
-        for position, item in enumerate(data.action_items or []):
-            session.add(
-                CalendarActionItem(
-                    organization_id=event.organization_id,
-                    event_id=event.id,
-                    position=position,
-                    **item.model_dump(),
-                )
-            )
+        await items.replace(event, [i.model_dump() for i in data.action_items or []])
     artifact.updated_at = now
-    await session.flush()
-    items = list(
-        await session.scalars(
-            select(CalendarActionItem)
-            .where(CalendarActionItem.event_id == event.id)
-            .order_by(CalendarActionItem.position)
-        )
-    )
-    return event, artifact, items
+    await artifacts.flush(artifact)
+    return event, artifact, await items.all_of(event)
+
+
+async def _stored(
+    session: AsyncSession, ctx: RequestContext, event_id: uuid.UUID, part: str
+) -> tuple[CalendarEvent, CalendarArtifact]:
+    """A readable event and its artifact, which must hold `part` (else a 404 naming it)."""
+    event = await get_event(session, ctx, event_id)
+    artifact = await ArtifactRepository(session, ctx).of(event)
+    stored = {
+        "summary": lambda a: a.summary is not None,
+        "action items": lambda a: a.has_action_items,
+        "transcript": lambda a: a.transcript is not None,
+    }[part]
+    if artifact is None or not stored(artifact):
+        raise NotFound(f"This event has no {part}.")
+    return event, artifact
 
 
 async def get_summary(
     session: AsyncSession, ctx: RequestContext, event_id: uuid.UUID
 ) -> CalendarArtifact:
-    event = await get_event(session, ctx, event_id)
-    artifact = await _artifact(session, event)
-    if artifact is None or artifact.summary is None:
-        raise NotFound("This event has no summary.")
-    return artifact
+    return (await _stored(session, ctx, event_id, "summary"))[1]
 
 
 async def list_action_items(
@@ -387,27 +333,11 @@ async def list_action_items(
     params: ListParams,
     codec: CursorCodec,
 ) -> tuple[list[CalendarActionItem], PaginationMeta]:
-    event = await get_event(session, ctx, event_id)
-    artifact = await _artifact(session, event)
-    if artifact is None or not artifact.has_action_items:
-        raise NotFound("This event has no action items.")
-    stmt = select(CalendarActionItem).where(CalendarActionItem.event_id == event.id)
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=ACTION_ITEM_SORT,
-        id_column=CalendarActionItem.id,
-        codec=codec,
-        scalars=True,
-    )
+    event, _ = await _stored(session, ctx, event_id, "action items")
+    return await ActionItemRepository(session, ctx).page_of(event, params, codec)
 
 
 async def get_transcript(
     session: AsyncSession, ctx: RequestContext, event_id: uuid.UUID
 ) -> CalendarArtifact:
-    event = await get_event(session, ctx, event_id)
-    artifact = await _artifact(session, event)
-    if artifact is None or artifact.transcript is None:
-        raise NotFound("This event has no transcript.")
-    return artifact
+    return (await _stored(session, ctx, event_id, "transcript"))[1]

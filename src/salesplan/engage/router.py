@@ -3,17 +3,22 @@
 
 from __future__ import annotations
 
+import inspect
 import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.engage import service
+from salesplan.engage import campaigns, drafts, lists, templates
 from salesplan.engage.schemas import (
     BulkCampaignsIn,
     BulkCampaignsOut,
@@ -42,7 +47,8 @@ from salesplan.engage.schemas import (
     TemplateOut,
     TemplatePatch,
 )
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodec, CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
 
 router = APIRouter()
@@ -50,79 +56,192 @@ router = APIRouter()
 Read = Annotated[RequestContext, require("engage:read", "engage")]
 Write = Annotated[RequestContext, require("engage:write", "engage")]
 IncludeArchived = Annotated[bool, Query(alias="includeArchived")]
+BY_NAME = ("createdAt", "updatedAt", "name")
 
 TEMPLATES: list[str | Enum] = ["engage-templates"]
 DRAFTS: list[str | Enum] = ["engage-drafts"]
 LISTS: list[str | Enum] = ["engage-lists"]
 CAMPAIGNS: list[str | Enum] = ["engage-campaigns"]
 
+
+def _endpoint(
+    doc: str, run: Callable[..., Awaitable[Response]], **parameters: Any
+) -> Callable[..., Awaitable[Response]]:
+    """A route function whose parameters (FastAPI reads them from its signature) are
+    `parameters`, name → annotation (or (annotation, default)) in order; it calls `run` with
+    them as keywords."""
+
+    async def endpoint(**arguments: Any) -> Response:
+        return await run(**arguments)
+
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a[0], default=a[1])
+            if isinstance(a, tuple)
+            else inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a)
+            for n, a in parameters.items()
+        ],
+        return_annotation=Response,
+    )
+    endpoint.__doc__ = doc
+    return endpoint
+
+
+@dataclass(frozen=True)
+class Record:
+    """One kind of Engage record (template, draft, list, campaign) served at `path` and
+    `path/{id_name}` by its service's create, get, update and (when it has one) remove."""
+
+    path: str
+    id_name: str
+    noun: str  # the operationIds' noun: createEngage<noun>, getEngage<noun>, …
+    tags: list[str | Enum]
+    out: type[BaseModel]
+    create: Callable[..., Awaitable[Any]]
+    get: Callable[..., Awaitable[Any]]
+    update: Callable[..., Awaitable[Any]]
+    remove: Callable[..., Awaitable[None]] | None = None
+    remove_verb: str = "archive"  # archive (DELETE archives) or delete (DELETE is permanent)
+
+
+def list_route(
+    record: Record,
+    run: Callable[..., Awaitable[tuple[list[Any], Any]]],
+    doc: str,
+    sortable: tuple[str, ...],
+    **filters: tuple[Any, Any],
+) -> None:
+    """`GET path`: a page of records. `filters` are its query parameters beside the shared
+    list parameters (name → (annotation, default)), passed to `run` by the same names."""
+
+    async def page(
+        ctx: RequestContext,
+        session: AsyncSession,
+        codec: CursorCodec,
+        params: ListParams,
+        **query: Any,
+    ) -> Response:
+        items, meta = await run(session, ctx, params, codec, **query)
+        return page_response(record.out, items, meta)
+
+    router.get(
+        record.path,
+        operation_id=f"listEngage{record.noun}s",
+        name=f"list_{record.noun.lower()}s",
+        tags=record.tags,
+        response_model=ListResponse[record.out],  # type: ignore[name-defined]
+    )(
+        _endpoint(
+            doc,
+            page,
+            ctx=Read,
+            session=SessionDep,
+            codec=CursorCodecDep,
+            params=Annotated[ListParams, list_params(sortable)],
+            **filters,
+        )
+    )
+
+
+def create_route(record: Record, body: type[BaseModel], doc: str) -> None:
+    """`POST path`: 201 with the created record."""
+
+    async def run(body: BaseModel, ctx: RequestContext, session: AsyncSession) -> Response:
+        return json_response(
+            record.out.model_validate(await record.create(session, ctx, body)), 201
+        )
+
+    router.post(
+        record.path,
+        operation_id=f"createEngage{record.noun}",
+        name=f"create_{record.noun.lower()}",
+        tags=record.tags,
+        status_code=201,
+        response_model=record.out,
+    )(_endpoint(doc, run, body=body, ctx=Write, session=SessionDep))
+
+
+def record_routes(
+    record: Record, patch: type[BaseModel], docs: tuple[str, str, str | None]
+) -> None:
+    """`GET`, `PATCH` (and, with `remove`, `DELETE`) `path/{id_name}`; `docs` are their
+    descriptions."""
+    one, name = f"{record.path}/{{{record.id_name}}}", record.noun.lower()
+
+    async def get(ctx: RequestContext, session: AsyncSession, **path: uuid.UUID) -> Response:
+        row = await record.get(session, ctx, path[record.id_name])
+        return json_response(record.out.model_validate(row))
+
+    async def update(
+        body: BaseModel, ctx: RequestContext, session: AsyncSession, **path: uuid.UUID
+    ) -> Response:
+        row = await record.update(session, ctx, path[record.id_name], body)
+        return json_response(record.out.model_validate(row))
+
+    async def remove(ctx: RequestContext, session: AsyncSession, **path: uuid.UUID) -> Response:
+        assert record.remove is not None
+        await record.remove(session, ctx, path[record.id_name])
+        return Response(status_code=204)
+
+    path_id = {record.id_name: uuid.UUID}
+    common: dict[str, Any] = {"tags": record.tags}
+    router.get(
+        one,
+        operation_id=f"getEngage{record.noun}",
+        name=f"get_{name}",
+        response_model=record.out,
+        **common,
+    )(_endpoint(docs[0], get, **path_id, ctx=Read, session=SessionDep))
+    router.patch(
+        one,
+        operation_id=f"updateEngage{record.noun}",
+        name=f"update_{name}",
+        response_model=record.out,
+        **common,
+    )(_endpoint(docs[1], update, **path_id, body=patch, ctx=Write, session=SessionDep))
+    if record.remove is not None and docs[2] is not None:
+        verb = record.remove_verb
+        router.delete(
+            one,
+            operation_id=f"{verb}Engage{record.noun}",
+            name=f"{verb}_{name}",
+            status_code=204,
+            **common,
+        )(_endpoint(docs[2], remove, **path_id, ctx=Write, session=SessionDep))
+
+
 # --- templates -----------------------------------------------------------------------------
 
 
-@router.get(
+TEMPLATE = Record(
     "/templates",
-    operation_id="listEngageTemplates",
-    tags=TEMPLATES,
-    response_model=ListResponse[TemplateOut],
+    "templateId",
+    "Template",
+    TEMPLATES,
+    TemplateOut,
+    templates.create_template,
+    templates.get_template,
+    templates.update_template,
+    templates.archive_template,
 )
-async def list_templates(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-    channel: Annotated[Channel | None, Query()] = None,
-    include_archived: IncludeArchived = False,
-) -> ListResponse[TemplateOut]:
-    """List message templates."""
-    items, meta = await service.list_templates(
-        session, ctx, params, codec, channel=channel, include_archived=include_archived
-    )
-    return ListResponse(data=[TemplateOut.model_validate(x) for x in items], pagination=meta)
-
-
-@router.post(
-    "/templates",
-    operation_id="createEngageTemplate",
-    tags=TEMPLATES,
-    status_code=201,
-    response_model=TemplateOut,
+list_route(
+    TEMPLATE,
+    templates.list_templates,
+    "List message templates.",
+    BY_NAME,
+    channel=(Annotated[Channel | None, Query()], None),
+    include_archived=(IncludeArchived, False),
 )
-async def create_template(body: TemplateIn, ctx: Write, session: SessionDep) -> TemplateOut:
-    """Create a template (EMAIL needs a subject); merge fields like {{ contact.firstName }}."""
-    return TemplateOut.model_validate(await service.create_template(session, ctx, body))
-
-
-@router.get(
-    "/templates/{templateId}",
-    operation_id="getEngageTemplate",
-    tags=TEMPLATES,
-    response_model=TemplateOut,
+create_route(
+    TEMPLATE,
+    TemplateIn,
+    "Create a template (EMAIL needs a subject); merge fields like {{ contact.firstName }}.",
 )
-async def get_template(templateId: uuid.UUID, ctx: Read, session: SessionDep) -> TemplateOut:
-    """Read one template (archived ones too)."""
-    return TemplateOut.model_validate(await service.get_template(session, ctx, templateId))
-
-
-@router.patch(
-    "/templates/{templateId}",
-    operation_id="updateEngageTemplate",
-    tags=TEMPLATES,
-    response_model=TemplateOut,
+record_routes(
+    TEMPLATE,
+    TemplatePatch,
+    ("Read one template (archived ones too).", "Change the fields sent.", "Archive a template."),
 )
-async def update_template(
-    templateId: uuid.UUID, body: TemplatePatch, ctx: Write, session: SessionDep
-) -> TemplateOut:
-    """Change the fields sent."""
-    return TemplateOut.model_validate(await service.update_template(session, ctx, templateId, body))
-
-
-@router.delete(
-    "/templates/{templateId}", operation_id="archiveEngageTemplate", tags=TEMPLATES, status_code=204
-)
-async def archive_template(templateId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
-    """Archive a template."""
-    await service.archive_template(session, ctx, templateId)
-    return Response(status_code=204)
 
 
 @router.post(
@@ -133,118 +252,72 @@ async def archive_template(templateId: uuid.UUID, ctx: Write, session: SessionDe
 )
 async def preview_template(
     templateId: uuid.UUID, body: PreviewIn, ctx: Read, session: SessionDep
-) -> PreviewOut:
+) -> Response:
     """Render a template for a contact; lists the merge fields that had no value."""
-    return PreviewOut.model_validate(
-        await service.preview_template(session, ctx, templateId, body.contact_id)
-    )
+    preview = await templates.preview_template(session, ctx, templateId, body.contact_id)
+    return json_response(PreviewOut.model_validate(preview))
 
 
 # --- drafts --------------------------------------------------------------------------------
 
 
-@router.get(
-    "/drafts", operation_id="listEngageDrafts", tags=DRAFTS, response_model=ListResponse[DraftOut]
-)
-async def list_drafts(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt"))],
-    channel: Annotated[Channel | None, Query()] = None,
-) -> ListResponse[DraftOut]:
-    """List drafts."""
-    items, meta = await service.list_drafts(session, ctx, params, codec, channel=channel)
-    return ListResponse(data=[DraftOut.model_validate(x) for x in items], pagination=meta)
-
-
-@router.post(
+DRAFT = Record(
     "/drafts",
-    operation_id="createEngageDraft",
-    tags=DRAFTS,
-    status_code=201,
-    response_model=DraftOut,
+    "draftId",
+    "Draft",
+    DRAFTS,
+    DraftOut,
+    drafts.create_draft,
+    drafts.get_draft,
+    drafts.update_draft,
+    drafts.delete_draft,
+    remove_verb="delete",
 )
-async def create_draft(body: DraftIn, ctx: Write, session: SessionDep) -> DraftOut:
-    """Create a draft."""
-    return DraftOut.model_validate(await service.create_draft(session, ctx, body))
-
-
-@router.get(
-    "/drafts/{draftId}", operation_id="getEngageDraft", tags=DRAFTS, response_model=DraftOut
+list_route(
+    DRAFT,
+    drafts.list_drafts,
+    "List drafts.",
+    ("createdAt", "updatedAt"),
+    channel=(Annotated[Channel | None, Query()], None),
 )
-async def get_draft(draftId: uuid.UUID, ctx: Read, session: SessionDep) -> DraftOut:
-    """Read one draft."""
-    return DraftOut.model_validate(await service.get_draft(session, ctx, draftId))
-
-
-@router.patch(
-    "/drafts/{draftId}", operation_id="updateEngageDraft", tags=DRAFTS, response_model=DraftOut
+create_route(DRAFT, DraftIn, "Create a draft.")
+record_routes(
+    DRAFT, DraftPatch, ("Read one draft.", "Change the fields sent.", "Delete a draft for good.")
 )
-async def update_draft(
-    draftId: uuid.UUID, body: DraftPatch, ctx: Write, session: SessionDep
-) -> DraftOut:
-    """Change the fields sent."""
-    return DraftOut.model_validate(await service.update_draft(session, ctx, draftId, body))
-
-
-@router.delete("/drafts/{draftId}", operation_id="deleteEngageDraft", tags=DRAFTS, status_code=204)
-async def delete_draft(draftId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
-    """Delete a draft for good."""
-    await service.delete_draft(session, ctx, draftId)
-    return Response(status_code=204)
 
 
 # --- lists ---------------------------------------------------------------------------------
 
 
-@router.get(
-    "/lists", operation_id="listEngageLists", tags=LISTS, response_model=ListResponse[ListOut]
+LIST = Record(
+    "/lists",
+    "listId",
+    "List",
+    LISTS,
+    ListOut,
+    lists.create_list,
+    lists.get_list,
+    lists.update_list,
+    lists.archive_list,
 )
-async def list_lists(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-    type: Annotated[ListType | None, Query()] = None,
-    include_archived: IncludeArchived = False,
-) -> ListResponse[ListOut]:
-    """List audience lists."""
-    items, meta = await service.list_lists(
-        session, ctx, params, codec, list_type=type, include_archived=include_archived
-    )
-    return ListResponse(data=[ListOut.model_validate(x) for x in items], pagination=meta)
-
-
-@router.post(
-    "/lists", operation_id="createEngageList", tags=LISTS, status_code=201, response_model=ListOut
+list_route(
+    LIST,
+    lists.list_lists,
+    "List audience lists.",
+    BY_NAME,
+    type=(Annotated[ListType | None, Query()], None),
+    include_archived=(IncludeArchived, False),
 )
-async def create_list(body: ListIn, ctx: Write, session: SessionDep) -> ListOut:
-    """Create a MANUAL list, or a DYNAMIC list with criteria."""
-    return ListOut.model_validate(await service.create_list(session, ctx, body))
-
-
-@router.get("/lists/{listId}", operation_id="getEngageList", tags=LISTS, response_model=ListOut)
-async def get_list(listId: uuid.UUID, ctx: Read, session: SessionDep) -> ListOut:
-    """Read one list."""
-    return ListOut.model_validate(await service.get_list(session, ctx, listId))
-
-
-@router.patch(
-    "/lists/{listId}", operation_id="updateEngageList", tags=LISTS, response_model=ListOut
+create_route(LIST, ListIn, "Create a MANUAL list, or a DYNAMIC list with criteria.")
+record_routes(
+    LIST,
+    ListPatch,
+    (
+        "Read one list.",
+        "Change the name, description or (DYNAMIC) criteria.",
+        "Archive a list.",
+    ),
 )
-async def update_list(
-    listId: uuid.UUID, body: ListPatch, ctx: Write, session: SessionDep
-) -> ListOut:
-    """Change the name, description or (DYNAMIC) criteria."""
-    return ListOut.model_validate(await service.update_list(session, ctx, listId, body))
-
-
-@router.delete("/lists/{listId}", operation_id="archiveEngageList", tags=LISTS, status_code=204)
-async def archive_list(listId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
-    """Archive a list."""
-    await service.archive_list(session, ctx, listId)
-    return Response(status_code=204)
 
 
 @router.get(
@@ -259,10 +332,10 @@ async def list_members(
     session: SessionDep,
     codec: CursorCodecDep,
     params: Annotated[ListParams, list_params(("contactId",), default="contactId")],
-) -> ListResponse[MemberOut]:
+) -> Response:
     """A list's contacts; a DYNAMIC list's are evaluated now. Use `limit`/`cursor` for big lists."""
-    items, meta = await service.list_members(session, ctx, listId, params, codec)
-    return ListResponse(data=[MemberOut.model_validate(x) for x in items], pagination=meta)
+    items, meta = await lists.list_members(session, ctx, listId, params, codec)
+    return page_response(MemberOut, items, meta)
 
 
 @router.post(
@@ -273,11 +346,9 @@ async def list_members(
 )
 async def add_members(
     listId: uuid.UUID, body: MembersIn, ctx: Write, session: SessionDep
-) -> MembersAdded:
+) -> Response:
     """Add contacts to a MANUAL list; those already in it are skipped."""
-    return MembersAdded.model_validate(
-        await service.add_members(session, ctx, listId, body.contact_ids)
-    )
+    return json_response(await lists.add_members(session, ctx, listId, body.contact_ids))
 
 
 @router.delete(
@@ -290,41 +361,31 @@ async def remove_member(
     listId: uuid.UUID, contactId: uuid.UUID, ctx: Write, session: SessionDep
 ) -> Response:
     """Remove a contact from a MANUAL list."""
-    await service.remove_member(session, ctx, listId, contactId)
+    await lists.remove_member(session, ctx, listId, contactId)
     return Response(status_code=204)
 
 
 # --- campaigns -----------------------------------------------------------------------------
 
 
-@router.get(
+CAMPAIGN = Record(
     "/campaigns",
-    operation_id="listEngageCampaigns",
-    tags=CAMPAIGNS,
-    response_model=ListResponse[CampaignOut],
+    "campaignId",
+    "Campaign",
+    CAMPAIGNS,
+    CampaignOut,
+    campaigns.create_campaign,
+    campaigns.get_campaign,
+    campaigns.update_campaign,
 )
-async def list_campaigns(
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
-    status: Annotated[CampaignStatus | None, Query()] = None,
-) -> ListResponse[CampaignOut]:
-    """List campaigns."""
-    items, meta = await service.list_campaigns(session, ctx, params, codec, status=status)
-    return ListResponse(data=[CampaignOut.model_validate(x) for x in items], pagination=meta)
-
-
-@router.post(
-    "/campaigns",
-    operation_id="createEngageCampaign",
-    tags=CAMPAIGNS,
-    status_code=201,
-    response_model=CampaignOut,
+list_route(
+    CAMPAIGN,
+    campaigns.list_campaigns,
+    "List campaigns.",
+    BY_NAME,
+    status=(Annotated[CampaignStatus | None, Query()], None),
 )
-async def create_campaign(body: CampaignIn, ctx: Write, session: SessionDep) -> CampaignOut:
-    """Create a draft campaign with its flow of steps."""
-    return CampaignOut.model_validate(await service.create_campaign(session, ctx, body))
+create_route(CAMPAIGN, CampaignIn, "Create a draft campaign with its flow of steps.")
 
 
 @router.post(
@@ -334,34 +395,21 @@ async def create_campaign(body: CampaignIn, ctx: Write, session: SessionDep) -> 
     status_code=207,
     response_model=BulkCampaignsOut,
 )
-async def bulk_create_campaigns(body: BulkCampaignsIn, ctx: Write, session: SessionDep) -> Any:
+async def bulk_create_campaigns(body: BulkCampaignsIn, ctx: Write, session: SessionDep) -> Response:
     """Create up to 100 campaigns; one result per row."""
-    result = await service.bulk_create_campaigns(session, ctx, body.campaigns)
-    return JSONResponse(result, status_code=207)
+    result = await campaigns.bulk_create_campaigns(session, ctx, body.campaigns)
+    return json_response(result, 207)
 
 
-@router.get(
-    "/campaigns/{campaignId}",
-    operation_id="getEngageCampaign",
-    tags=CAMPAIGNS,
-    response_model=CampaignOut,
+record_routes(
+    CAMPAIGN,
+    CampaignPatch,
+    (
+        "Read one campaign.",
+        "Change the fields sent; the flow only of a draft; status along allowed transitions.",
+        None,
+    ),
 )
-async def get_campaign(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> CampaignOut:
-    """Read one campaign."""
-    return CampaignOut.model_validate(await service.get_campaign(session, ctx, campaignId))
-
-
-@router.patch(
-    "/campaigns/{campaignId}",
-    operation_id="updateEngageCampaign",
-    tags=CAMPAIGNS,
-    response_model=CampaignOut,
-)
-async def update_campaign(
-    campaignId: uuid.UUID, body: CampaignPatch, ctx: Write, session: SessionDep
-) -> CampaignOut:
-    """Change the fields sent; the flow only of a draft; status along allowed transitions."""
-    return CampaignOut.model_validate(await service.update_campaign(session, ctx, campaignId, body))
 
 
 @router.post(
@@ -373,10 +421,10 @@ async def update_campaign(
 )
 async def enroll(
     campaignId: uuid.UUID, body: EnrollIn, ctx: Write, session: SessionDep
-) -> JobEnvelope:
+) -> Response:
     """Enroll a list or contacts; answers 202 with the job the worker runs."""
-    job = await service.enroll(session, ctx, campaignId, body)
-    return JobEnvelope(job=JobOut.model_validate(job))
+    job = await campaigns.enroll(session, ctx, campaignId, body)
+    return json_response(JobEnvelope(job=JobOut.model_validate(job)), 202)
 
 
 @router.get(
@@ -385,9 +433,9 @@ async def enroll(
     tags=CAMPAIGNS,
     response_model=JobOut,
 )
-async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> JobOut:
+async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """An enrollment job's status and counts."""
-    return JobOut.model_validate(await service.get_job(session, ctx, jobId))
+    return json_response(JobOut.model_validate(await campaigns.get_job(session, ctx, jobId)))
 
 
 @router.get(
@@ -396,8 +444,8 @@ async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> JobOut:
     tags=CAMPAIGNS,
     response_model=CampaignStatusOut,
 )
-async def campaign_status(
-    campaignId: uuid.UUID, ctx: Read, session: SessionDep
-) -> CampaignStatusOut:
+async def campaign_status(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Enrollment counts per step and state."""
-    return CampaignStatusOut.model_validate(await service.campaign_status(session, ctx, campaignId))
+    return json_response(
+        CampaignStatusOut.model_validate(await campaigns.campaign_status(session, ctx, campaignId))
+    )

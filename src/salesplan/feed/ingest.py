@@ -1,7 +1,10 @@
 """Writing the feed. Every source lands here, in the transaction that stores the source row:
 
-- engage messages (EMAIL) and replies, and calendar events, through an ORM flush hook
-  (`install`), so that the engage and calendar code paths need not know about the feed;
+- engage replies and calendar events, through an ORM flush hook (`install`), so that the engage
+  and calendar code paths need not know about the feed;
+- outbound engage messages (EMAIL) when they are sent, not when they are queued: the delivery
+  worker calls `engage_message_sent` in the transaction that marks the message `sent`, so a
+  scheduled, cancelled or failed message never shows in an inbox;
 - Slack messages, from the signed `/inbound/slack` route.
 
 Each message is stored once (unique `source_key`, INSERT … ON CONFLICT DO NOTHING), and its
@@ -17,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, case, event, func, select, update
+from sqlalchemy import Connection, Select, Table, case, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -60,18 +63,34 @@ def snippet(text: str) -> str:
     return " ".join(text.split())[:SNIPPET]
 
 
-def own_domains(conn: Connection, organization_id: uuid.UUID) -> set[str]:
-    """The organization's own domains: its users' e-mail domains."""
-    rows = conn.execute(
-        select(User.email)
+def email_domain(dialect: str, column: Any) -> Any:
+    """The lower-cased domain of an e-mail address column, in SQL."""
+    if dialect == "postgresql":
+        return func.split_part(func.lower(column), "@", 2)
+    return func.substr(func.lower(column), func.instr(column, "@") + 1)
+
+
+def own_domains_query(dialect: str, organization_id: uuid.UUID) -> Select:  # type: ignore[type-arg]
+    """The organization's own domains: its users' e-mail domains. The one statement of the
+    rule: the inbox takes it as a subquery (mail among the organization's own people belongs
+    to no account), Slack ingestion runs it (an author of an own domain writes outbound)."""
+    return (
+        select(email_domain(dialect, User.email))
         .join(Membership, Membership.user_id == User.id)
-        .where(Membership.organization_id == organization_id)
-    ).scalars()
-    return {e.rsplit("@", 1)[1].lower() for e in rows if "@" in e}
+        .where(Membership.organization_id == organization_id, User.email.contains("@"))
+    )
 
 
-def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
-    conn.execute(
+def own_domains(conn: Connection, organization_id: uuid.UUID) -> set[str]:
+    return set(conn.execute(own_domains_query(conn.dialect.name, organization_id)).scalars())
+
+
+def _new_thread(conn: Connection, item: Incoming) -> uuid.UUID | None:
+    """Create the message's thread with the message counted in it; None when the thread
+    exists. A message's thread follows from the message (its `thread_key`), so a message whose
+    thread is new is new too: its first message needs no second look at the thread."""
+    at = item.occurred_at
+    return conn.execute(
         _insert(conn, FeedThread)
         .values(
             id=uuid7(),
@@ -79,15 +98,21 @@ def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
             kind=item.kind,
             thread_key=item.thread_key,
             subject=item.subject,
-            snippet="",
-            message_count=0,
-            last_activity_at=item.occurred_at,
+            snippet=snippet(item.text),
+            message_count=1,
+            last_activity_at=at,
+            last_inbound_at=at if item.direction == "inbound" else None,
+            last_outbound_at=None if item.direction == "inbound" else at,
             calendar_event_id=item.calendar_event_id,
             created_at=utcnow(),
             updated_at=utcnow(),
         )
         .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
-    )
+        .returning(FeedThread.id)
+    ).scalar_one_or_none()
+
+
+def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
     return conn.execute(
         select(FeedThread.id).where(
             FeedThread.organization_id == item.organization_id,
@@ -123,8 +148,10 @@ def add_participants(
 
 
 def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
-    """Store one message (once); answers its id, or None when it was already stored."""
-    thread_id = _thread_id(conn, item)
+    """Store one message (once); answers its id, or None when it was already stored. Three
+    statements when the message opens a thread, five when the thread exists."""
+    new_thread = _new_thread(conn, item)
+    thread_id = new_thread or _thread_id(conn, item)
     message_id = conn.execute(
         _insert(conn, FeedMessage)
         .values(
@@ -148,6 +175,17 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     ).scalar_one_or_none()
     if message_id is None:
         return None
+    if new_thread is None:
+        _count_in_thread(conn, thread_id, item)
+    people = list(item.participants)
+    if item.author_email:
+        people.append((item.author_email, item.author_name))
+    add_participants(conn, item.organization_id, thread_id, people)
+    return message_id
+
+
+def _count_in_thread(conn: Connection, thread_id: uuid.UUID, item: Incoming) -> None:
+    """A new message in an existing thread: its counters, latest activity and snippet move."""
     t = FeedThread.__table__.c
     at = item.occurred_at
     newer = t.last_activity_at <= at
@@ -161,18 +199,15 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     column = t.last_inbound_at if item.direction == "inbound" else t.last_outbound_at
     values[column.key] = case((column.is_(None) | (column < at), at), else_=column)
     conn.execute(update(_THREADS).where(t.id == thread_id).values(**values))
-    people = list(item.participants)
-    if item.author_email:
-        people.append((item.author_email, item.author_name))
-    add_participants(conn, item.organization_id, thread_id, people)
-    return message_id
 
 
 # -- sources -------------------------------------------------------------------------------
 
 
-def _engage_message(conn: Connection, m: EngageMessage) -> None:
-    if m.channel != "EMAIL" or m.status == "cancelled":
+def engage_message_sent(conn: Connection, m: EngageMessage, sent_at: datetime) -> None:
+    """An outbound engage message the relay accepted at `sent_at` (EMAIL only: Slack posts and
+    LinkedIn tasks are not mail threads)."""
+    if m.channel != "EMAIL":
         return
     record(
         conn,
@@ -182,7 +217,7 @@ def _engage_message(conn: Connection, m: EngageMessage) -> None:
             thread_key=m.rfc_message_id,
             source_key=f"engage_message:{m.id}",
             direction="outbound",
-            occurred_at=m.sent_at or m.scheduled_at or m.created_at or utcnow(),
+            occurred_at=sent_at,
             text=m.body or "",
             subject=m.subject,
             participants=[(m.to_address, None)] if m.to_address else [],
@@ -268,17 +303,13 @@ def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
 
 
 def _after_flush(session: Session, _context: Any) -> None:
-    todo: list[Any] = [
-        o for o in session.new if isinstance(o, EngageMessage | EngageReply | CalendarEvent)
-    ]
+    todo: list[Any] = [o for o in session.new if isinstance(o, EngageReply | CalendarEvent)]
     todo += [o for o in session.dirty if isinstance(o, CalendarEvent)]
     if not todo:
         return
     conn = session.connection()
     for obj in todo:
-        if isinstance(obj, EngageMessage):
-            _engage_message(conn, obj)
-        elif isinstance(obj, EngageReply):
+        if isinstance(obj, EngageReply):
             _engage_reply(conn, obj)
         else:
             _calendar_event(conn, obj)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import date
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Response
-from pydantic import BaseModel
+from fastapi import APIRouter, Depends, Query
+from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -23,16 +24,11 @@ from salesplan.kit.pagination import (
     ListParams,
     list_params,
 )
+from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import INT32_MAX, ListResponse, QueryText
 from salesplan.kit.tools import as_tool
 
 router = APIRouter(tags=["feed"])
-
-
-def _json(body: BaseModel) -> Response:
-    """The body serialized once (pydantic's own JSON): the declared `response_model` documents
-    it, and is not validated a second time."""
-    return Response(body.model_dump_json(by_alias=True), media_type="application/json")
 
 
 Read = Annotated[RequestContext, require("feed:read", "feed")]
@@ -91,53 +87,47 @@ async def get_account_inbox(
     is one of its contacts or of its domain; mail among the organization's own users only is
     left out."""
     items, meta = await service.account_inbox(session, ctx, accountId, params, codec, kind=type)
-    return _json(ListResponse(data=items, pagination=meta))
+    return json_response(ListResponse(data=items, pagination=meta))
 
 
-@router.get(
+def _thread_reader(kind: str | None) -> Callable[..., Awaitable[Response]]:
+    """The route reading one thread of the account's inbox (of `kind` only, when given)."""
+
+    async def read_thread(
+        accountId: uuid.UUID,
+        threadId: uuid.UUID,
+        ctx: Read,
+        session: SessionDep,
+        codec: CursorCodecDep,
+        params: MessageParams,
+    ) -> Response:
+        items, meta = await service.thread_messages(
+            session, ctx, accountId, threadId, params, codec, kind=kind
+        )
+        return json_response(ListResponse(data=items, pagination=meta))
+
+    return read_thread
+
+
+# The messages of one inbox thread (an `id` from getAccountInbox), oldest first.
+get_account_inbox_thread_messages = router.get(
     "/accounts/{accountId}/inbox/threads/{threadId}/messages",
     operation_id="getAccountInboxThreadMessages",
+    name="get_account_inbox_thread_messages",
     summary="Read an inbox thread",
     description=text.GET_ACCOUNT_INBOX_THREAD_MESSAGES,
     response_model=ListResponse[FeedMessageOut],
-)
-@as_tool(docs=text.THREAD_ARGS)
-@read_only
-async def get_account_inbox_thread_messages(
-    accountId: uuid.UUID,
-    threadId: uuid.UUID,
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: MessageParams,
-) -> Response:
-    """The messages of one inbox thread (an `id` from getAccountInbox), oldest first."""
-    items, meta = await service.thread_messages(session, ctx, accountId, threadId, params, codec)
-    return _json(ListResponse(data=items, pagination=meta))
+)(as_tool(docs=text.THREAD_ARGS)(read_only(_thread_reader(None))))
 
-
-@router.get(
+# The messages of one Slack thread of the account's inbox, oldest first.
+get_account_inbox_slack_thread = router.get(
     "/accounts/{accountId}/inbox/slack-threads/{threadId}",
     operation_id="getAccountInboxSlackThread",
+    name="get_account_inbox_slack_thread",
     summary="Read a Slack thread",
     description=text.GET_ACCOUNT_INBOX_SLACK_THREAD,
     response_model=ListResponse[FeedMessageOut],
-)
-@as_tool(docs=text.THREAD_ARGS)
-@read_only
-async def get_account_inbox_slack_thread(
-    accountId: uuid.UUID,
-    threadId: uuid.UUID,
-    ctx: Read,
-    session: SessionDep,
-    codec: CursorCodecDep,
-    params: MessageParams,
-) -> Response:
-    """The messages of one Slack thread of the account's inbox, oldest first."""
-    items, meta = await service.thread_messages(
-        session, ctx, accountId, threadId, params, codec, kind="slack"
-    )
-    return _json(ListResponse(data=items, pagination=meta))
+)(as_tool(docs=text.THREAD_ARGS)(read_only(_thread_reader("slack"))))
 
 
 @router.get(
@@ -159,7 +149,7 @@ async def get_communication_analytics(
     """Sent, received, replies, meetings and Slack messages by day or week over [`from`, `to`]
     (dates, default the last 30 days), with the reply rate and the median first-response time
     (user-backed tokens only)."""
-    return _json(
+    return json_response(
         await service.analytics(
             session,
             ctx,
@@ -185,4 +175,4 @@ async def list_needs_attention(
     """What needs the caller: inbound messages unanswered for over 24 h, their overdue plan
     tasks, meetings with open action items; each says why and links the record."""
     items, meta = await service.needs_attention(session, ctx, params, codec)
-    return _json(ListResponse(data=items, pagination=meta))
+    return json_response(ListResponse(data=items, pagination=meta))

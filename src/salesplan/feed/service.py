@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound, ValidationFailed
+from salesplan.feed.ingest import own_domains_query
 from salesplan.feed.schemas import (
     AnalyticsOut,
     AttentionItem,
@@ -44,19 +45,12 @@ from salesplan.models.calendar import CalendarActionItem, CalendarEvent
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
-from salesplan.models.identity import Membership, User
 from salesplan.models.plans import Plan, PlanTask
 
 INBOX_SORT = {"lastActivityAt": FeedThread.last_activity_at}
 MESSAGE_SORT = {"occurredAt": FeedMessage.occurred_at}
 UNANSWERED_AFTER = timedelta(hours=24)
 MAX_ANALYTICS_DAYS = 366
-
-
-def _email_domain(session: AsyncSession, column: Any) -> Any:
-    if _postgres(session):
-        return func.split_part(func.lower(column), "@", 2)
-    return func.substr(func.lower(column), func.instr(column, "@") + 1)
 
 
 def _attribution(
@@ -80,11 +74,7 @@ def _attribution(
         .where(Account.id == account_id, Account.organization_id == org)
         .scalar_subquery()
     )
-    own = (
-        select(_email_domain(session, User.email))
-        .join(Membership, Membership.user_id == User.id)
-        .where(Membership.organization_id == org)
-    )
+    own = own_domains_query(session.get_bind().dialect.name, org)
     return exists().where(
         FeedParticipant.thread_id == FeedThread.id,
         FeedParticipant.organization_id == org,

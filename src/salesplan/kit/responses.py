@@ -10,7 +10,7 @@ its wire aliases, and anything else (dicts and lists built from rows) by orjson.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -70,3 +70,11 @@ def revalidated_json(body: Any, if_none_match: str | None) -> Response:
     if tag_matches(if_none_match, tag):
         return Response(status_code=304, headers={"ETag": tag})
     return Response(content, headers={"ETag": tag}, media_type="application/json")
+
+
+def page_response(model: type[BaseModel], rows: Iterable[Any], pagination: BaseModel) -> Response:
+    """A list's `{"data": [...], "pagination": {...}}`, each row (an ORM row or a dict) read
+    through `model` and written in its wire form."""
+    return json_response(
+        {"data": [model.model_validate(r) for r in rows], "pagination": pagination}
+    )

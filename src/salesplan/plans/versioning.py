@@ -104,16 +104,6 @@ def etag(version: int) -> str:
     return f'"{version}.{RENDERING}"'
 
 
-def matches(if_none_match: str | None, tag: str) -> bool:
-    """RFC 9110 §13.1.2: `*`, or any listed tag equal under the weak comparison."""
-    if not if_none_match:
-        return False
-    if if_none_match.strip() == "*":
-        return True
-    wanted = tag.removeprefix("W/")
-    return any(part.strip().removeprefix("W/") == wanted for part in if_none_match.split(","))
-
-
 async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> int | None:
     """The plan's version in the caller's organization (None: not found there). One statement
     on the primary key."""
@@ -202,7 +192,7 @@ async def get_plan(
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
     version = row.version
     tag = etag(version)
-    if matches(if_none_match, tag):
+    if tag_matches(if_none_match, tag):
         return Response(status_code=304, headers={"ETag": tag})
     body = bodies.get(plan_id, version)
     if body is None:

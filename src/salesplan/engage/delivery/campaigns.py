@@ -24,15 +24,15 @@ import logging
 import uuid
 from collections import Counter
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
+from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
-from salesplan.engage import service as engage_service
 from salesplan.engage.delivery.sequence import LIVE
 from salesplan.engage.delivery.service import outbox_message
 from salesplan.errors import AppError, Conflict, Unprocessable
@@ -51,6 +51,7 @@ from salesplan.worker.context import WorkerContext, wake_worker
 log = logging.getLogger("salesplan.worker.campaigns")
 
 Enrollment = EngageEnrollment
+T = TypeVar("T")
 # Enrollments scheduled per statement batch (the request's start, and one worker call).
 BATCH = 500
 
@@ -66,7 +67,7 @@ async def start_campaign(
     `active`. A draft set `active` by PATCH but never started can be started. A campaign without
     steps starts with nothing to schedule (`started` 0): contract §11 defines `started` as the
     contacts whose first step was scheduled, and names no error for it."""
-    campaign = await engage_service.get_campaign(session, ctx, campaign_id)
+    campaign = await engage_campaigns.get_campaign(session, ctx, campaign_id)
     # Serialize concurrent starts (with different keys) of one campaign.
     await session.execute(
         select(EngageCampaign.id).where(EngageCampaign.id == campaign.id).with_for_update()
@@ -121,6 +122,15 @@ class Scheduled:
         self.skipped: Counter[str] = Counter()
 
 
+async def _by_id(
+    session: AsyncSession, model: type[T], organization_id: uuid.UUID, ids: set[uuid.UUID]
+) -> dict[uuid.UUID, T]:
+    """The organization's rows of `model` among `ids`, by id, in one query."""
+    table: Any = model
+    stmt = select(model).where(table.organization_id == organization_id, table.id.in_(ids))
+    return {row.id: row for row in (await session.scalars(stmt)).all()}  # type: ignore[attr-defined]
+
+
 async def schedule(
     session: AsyncSession,
     settings: Settings,
@@ -135,27 +145,8 @@ async def schedule(
     steps: list[dict[str, Any]] = list(campaign.flow.get("steps", []))
     org_id = campaign.organization_id
     template_ids = {uuid.UUID(str(s["templateId"])) for s in steps}
-    templates = {
-        t.id: t
-        for t in (
-            await session.scalars(
-                select(EngageTemplate).where(
-                    EngageTemplate.organization_id == org_id, EngageTemplate.id.in_(template_ids)
-                )
-            )
-        ).all()
-    }
-    contact_ids = {e.contact_id for e in enrollments}
-    contacts = {
-        c.id: c
-        for c in (
-            await session.scalars(
-                select(Contact).where(
-                    Contact.organization_id == org_id, Contact.id.in_(contact_ids)
-                )
-            )
-        ).all()
-    }
+    templates = await _by_id(session, EngageTemplate, org_id, template_ids)
+    contacts = await _by_id(session, Contact, org_id, {e.contact_id for e in enrollments})
     account_ids = {c.account_id for c in contacts.values() if c.account_id is not None}
     accounts = (
         {

@@ -70,20 +70,23 @@ async def inbound_secret(
     return box.open(row.inbound_secret_encrypted)
 
 
+async def _sealed(
+    session: AsyncSession, settings: Settings, organization_id: uuid.UUID, column: str
+) -> str | None:
+    """One of the organization's sealed integration settings, opened (None when unset)."""
+    row = await session.get(OrganizationIntegration, organization_id)
+    sealed = getattr(row, column) if row is not None else None
+    return None if sealed is None else SecretBox(settings.signing_key).open(sealed)
+
+
 async def slack_webhook_url(
     session: AsyncSession, settings: Settings, organization_id: uuid.UUID
 ) -> str | None:
-    row = await session.get(OrganizationIntegration, organization_id)
-    if row is None or row.slack_webhook_url_encrypted is None:
-        return None
-    return SecretBox(settings.signing_key).open(row.slack_webhook_url_encrypted)
+    return await _sealed(session, settings, organization_id, "slack_webhook_url_encrypted")
 
 
 async def slack_signing_secret(
     session: AsyncSession, settings: Settings, organization_id: uuid.UUID
 ) -> str | None:
     """For the inbound Slack feed: verifies `X-Slack-Signature`."""
-    row = await session.get(OrganizationIntegration, organization_id)
-    if row is None or row.slack_signing_secret_encrypted is None:
-        return None
-    return SecretBox(settings.signing_key).open(row.slack_signing_secret_encrypted)
+    return await _sealed(session, settings, organization_id, "slack_signing_secret_encrypted")

@@ -12,7 +12,6 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
-from sqlalchemy import Table, func
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from salesplan.auth.dependencies import public
@@ -20,8 +19,8 @@ from salesplan.db import SessionDep
 from salesplan.engage.delivery.inbound import receive_email, suppress
 from salesplan.engage.delivery.integrations import inbound_secret
 from salesplan.engage.delivery.signing import verify_link
+from salesplan.engage.repository import count_engagement
 from salesplan.errors import NotFound, Unauthorized, ValidationFailed
-from salesplan.kit.clock import utcnow
 from salesplan.models.engage_delivery import EngageMessage
 
 router = APIRouter(include_in_schema=False)
@@ -41,16 +40,7 @@ async def track_open(
 ) -> Response:
     """Count an open (the pixel in the HTML part)."""
     _checked(request, "o", messageId, signature)
-    table: Table = EngageMessage.__table__  # type: ignore[assignment]
-    # The signature proves the message id; the row's organization is the message's own.
-    await session.execute(
-        table.update()
-        .where(table.c.id == messageId)
-        .values(
-            open_count=table.c.open_count + 1,
-            opened_at=func.coalesce(table.c.opened_at, utcnow()),
-        )
-    )
+    await count_engagement(session, messageId, "open_count", "opened_at")
     return Response(
         PIXEL,
         media_type="image/gif",
@@ -70,15 +60,7 @@ async def track_click(
     _checked(request, "c", messageId, signature, u)
     if not u.startswith(("http://", "https://")):
         raise ValidationFailed.at(["query", "u"], "Not a web address.")
-    table: Table = EngageMessage.__table__  # type: ignore[assignment]
-    await session.execute(
-        table.update()
-        .where(table.c.id == messageId)
-        .values(
-            click_count=table.c.click_count + 1,
-            clicked_at=func.coalesce(table.c.clicked_at, utcnow()),
-        )
-    )
+    await count_engagement(session, messageId, "click_count", "clicked_at")
     return RedirectResponse(u, status_code=302, headers={"Cache-Control": "no-store"})
 
 

@@ -7,7 +7,7 @@ from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -25,6 +25,7 @@ from salesplan.engage.delivery.schemas import (
 from salesplan.engage.schemas import CampaignOut
 from salesplan.idempotency import run_idempotent
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
 
 router = APIRouter()
@@ -63,7 +64,7 @@ async def send_engage_message(
     ctx: Send,
     session: SessionDep,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
+) -> Response:
     """Queue one message (EMAIL, SLACK, or LINKEDIN as a manual item) for delivery."""
 
     async def execute() -> tuple[int, dict[str, Any]]:
@@ -103,7 +104,7 @@ async def start_engage_campaign(
     ctx: Send,
     session: SessionDep,
     idempotency_key: IdempotencyKey = None,
-) -> JSONResponse:
+) -> Response:
     """Activate a campaign and schedule each enrolled contact's first step; later steps
     follow their delayMinutes after the previous one was sent, and a reply stops a contact's
     sequence. `started` counts the contacts whose first step was scheduled; `skipped` those
@@ -149,7 +150,7 @@ async def list_engage_queue(
     status: Annotated[QueueStatus | None, Query()] = None,
     campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
     contact_id: Annotated[uuid.UUID | None, Query(alias="contactId")] = None,
-) -> ListResponse[QueueItemOut]:
+) -> Response:
     """List outbound messages with their per-recipient delivery and engagement state."""
     items, meta = await service.list_queue(
         session,
@@ -160,7 +161,7 @@ async def list_engage_queue(
         campaign_id=campaign_id,
         contact_id=contact_id,
     )
-    return ListResponse(data=[QueueItemOut.model_validate(m) for m in items], pagination=meta)
+    return page_response(QueueItemOut, items, meta)
 
 
 @router.get(
@@ -171,9 +172,11 @@ async def list_engage_queue(
 )
 async def get_engage_queue_item(
     messageId: uuid.UUID, ctx: QueueRead, session: SessionDep
-) -> QueueItemOut:
+) -> Response:
     """Read one queue item."""
-    return QueueItemOut.model_validate(await service.get_queue_item(session, ctx, messageId))
+    return json_response(
+        QueueItemOut.model_validate(await service.get_queue_item(session, ctx, messageId))
+    )
 
 
 ReplyParams = Annotated[ListParams, list_params(("receivedAt",), default="receivedAt")]
@@ -203,7 +206,7 @@ async def list_engage_replies(
     contact_id: Annotated[uuid.UUID | None, Query(alias="contactId")] = None,
     campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
     include_html: IncludeHtml = False,
-) -> JSONResponse:
+) -> Response:
     """List inbound replies; `html` (sanitized) only with includeHtml=true."""
     items, meta = await service.list_replies(
         session,
@@ -214,12 +217,7 @@ async def list_engage_replies(
         contact_id=contact_id,
         campaign_id=campaign_id,
     )
-    return JSONResponse(
-        {
-            "data": [reply_body(r, include_html) for r in items],
-            "pagination": meta.model_dump(mode="json", by_alias=True),
-        }
-    )
+    return json_response({"data": [reply_body(r, include_html) for r in items], "pagination": meta})
 
 
 @router.get(
@@ -230,9 +228,9 @@ async def list_engage_replies(
 )
 async def get_engage_reply(
     replyId: uuid.UUID, ctx: QueueRead, session: SessionDep, include_html: IncludeHtml = False
-) -> JSONResponse:
+) -> Response:
     """Read one reply; `html` (sanitized) only with includeHtml=true."""
-    return JSONResponse(reply_body(await service.get_reply(session, ctx, replyId), include_html))
+    return json_response(reply_body(await service.get_reply(session, ctx, replyId), include_html))
 
 
 @router.get(
@@ -250,6 +248,8 @@ async def get_engage_analytics(
     ] = None,
     end: Annotated[date | None, Query(alias="to")] = None,
     campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
-) -> AnalyticsOut:
+) -> Response:
     """Sent, delivered, opened, clicked, replied and bounced messages per day."""
-    return await service.analytics(session, ctx, start=start, end=end, campaign_id=campaign_id)
+    return json_response(
+        await service.analytics(session, ctx, start=start, end=end, campaign_id=campaign_id)
+    )

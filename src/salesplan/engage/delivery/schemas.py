@@ -111,16 +111,6 @@ class ReplyOut(ApiModel):
     received_at: datetime
 
 
-class AnalyticsDay(ApiModel):
-    date: date
-    sent: int = 0
-    delivered: int = 0
-    opened: int = 0
-    clicked: int = 0
-    replied: int = 0
-    bounced: int = 0
-
-
 class AnalyticsTotals(ApiModel):
     sent: int = 0
     delivered: int = 0
@@ -128,6 +118,16 @@ class AnalyticsTotals(ApiModel):
     clicked: int = 0
     replied: int = 0
     bounced: int = 0
+
+
+class _Dated(ApiModel):
+    date: date
+
+
+# One day's counts: `date` first, then the totals' fields (pydantic takes fields from the last
+# base up). No docstring: it would become the schema's description.
+class AnalyticsDay(AnalyticsTotals, _Dated):
+    pass
 
 
 class AnalyticsOut(ApiModel):

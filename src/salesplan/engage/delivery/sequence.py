@@ -55,11 +55,19 @@ async def stop_failed(session: AsyncSession, messages: list[EngageMessage]) -> N
     ids = [m.enrollment_id for m in messages if m.enrollment_id is not None]
     if not ids:
         return
-    now = utcnow()
+    await _end_live(session, "stopped", "failed", Enrollment.id.in_(ids))
+
+
+async def _end_live(session: AsyncSession, state: str, reason: str | None, *where: Any) -> None:
+    """The live enrollments matching `where` end in `state` (with `reason`, when one is
+    given): no further step is scheduled for them."""
+    values: dict[str, Any] = {"state": state, "next_run_at": None, "updated_at": utcnow()}
+    if reason is not None:
+        values["reason"] = reason
     await session.execute(
         update(Enrollment)
-        .where(Enrollment.id.in_(ids), Enrollment.state.in_(LIVE))
-        .values(state="stopped", reason="failed", next_run_at=None, updated_at=now)
+        .where(Enrollment.state.in_(LIVE), *where)
+        .values(values)
         .execution_options(synchronize_session=False)
     )
 
@@ -85,16 +93,13 @@ async def stop_on_reply(
         EngageMessage.campaign_id == campaign_id,
         EngageMessage.contact_id == contact_id,
     )
-    await session.execute(
-        update(Enrollment)
-        .where(
-            Enrollment.organization_id == organization_id,
-            Enrollment.campaign_id == campaign_id,
-            Enrollment.contact_id == contact_id,
-            Enrollment.state.in_(LIVE),
-        )
-        .values(state="replied", next_run_at=None, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
+    await _end_live(
+        session,
+        "replied",
+        None,
+        Enrollment.organization_id == organization_id,
+        Enrollment.campaign_id == campaign_id,
+        Enrollment.contact_id == contact_id,
     )
 
 
@@ -111,15 +116,12 @@ async def stop_for_address(
     contacts = select(Contact.id).where(
         Contact.organization_id == organization_id, func.lower(Contact.email) == address
     )
-    await session.execute(
-        update(Enrollment)
-        .where(
-            Enrollment.organization_id == organization_id,
-            Enrollment.contact_id.in_(contacts),
-            Enrollment.state.in_(LIVE),
-        )
-        .values(state="stopped", reason=reason[:32], next_run_at=None, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
+    await _end_live(
+        session,
+        "stopped",
+        reason[:32],
+        Enrollment.organization_id == organization_id,
+        Enrollment.contact_id.in_(contacts),
     )
 
 
@@ -154,9 +156,4 @@ async def release(session: AsyncSession, campaign_id: uuid.UUID) -> None:
 async def stop_campaign(session: AsyncSession, campaign_id: uuid.UUID) -> None:
     """A campaign set `completed` by hand: nothing more is sent."""
     await _cancel_waiting(session, EngageMessage.campaign_id == campaign_id)
-    await session.execute(
-        update(Enrollment)
-        .where(Enrollment.campaign_id == campaign_id, Enrollment.state.in_(LIVE))
-        .values(state="stopped", reason="campaign_completed", next_run_at=None, updated_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
+    await _end_live(session, "stopped", "campaign_completed", Enrollment.campaign_id == campaign_id)

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
-from salesplan.engage import service as engage_service
+from salesplan.engage import templates as engage_templates
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.schemas import (
     AnalyticsDay,
@@ -20,19 +20,18 @@ from salesplan.engage.delivery.schemas import (
     AnalyticsTotals,
     SendMessageIn,
 )
+from salesplan.engage.repository import QueueRepository, ReplyRepository
 from salesplan.errors import RateLimited, Unprocessable, ValidationFailed
 from salesplan.kit.clock import isoformat, utcnow
 from salesplan.kit.ids import uuid7
-from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, get_scoped, scoped
+from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply, SenderPause
 from salesplan.worker.context import wake_worker
 
-QUEUE_SORT = {"createdAt": EngageMessage.created_at, "updatedAt": EngageMessage.updated_at}
-REPLY_SORT = {"receivedAt": EngageReply.received_at}
 METRICS = ("sent", "delivered", "opened", "clicked", "replied", "bounced")
 
 
@@ -76,10 +75,10 @@ async def message_content(
     contact (subject and body sent beside them win), else the subject and body sent."""
     if data.template_id is None and data.draft_id is None:
         return data.subject, data.body or "", data.body_html
-    subject, body, body_html = await engage_service.sendable_content(
+    subject, body, body_html = await engage_templates.sendable_content(
         session, ctx, channel=data.channel, template_id=data.template_id, draft_id=data.draft_id
     )
-    rendered = await engage_service.render_for_contact(
+    rendered = await engage_templates.render_for_contact(
         session,
         ctx,
         contact,
@@ -228,28 +227,15 @@ async def list_queue(
     campaign_id: uuid.UUID | None,
     contact_id: uuid.UUID | None,
 ) -> tuple[list[EngageMessage], PaginationMeta]:
-    stmt = scoped(select(EngageMessage), ctx)
-    if status is not None:
-        stmt = stmt.where(EngageMessage.status == status)
-    if campaign_id is not None:
-        stmt = stmt.where(EngageMessage.campaign_id == campaign_id)
-    if contact_id is not None:
-        stmt = stmt.where(EngageMessage.contact_id == contact_id)
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=QUEUE_SORT,
-        id_column=EngageMessage.id,
-        codec=codec,
-        scalars=True,
+    return await QueueRepository(session, ctx).page(
+        params, codec, status=status, campaign_id=campaign_id, contact_id=contact_id
     )
 
 
 async def get_queue_item(
     session: AsyncSession, ctx: RequestContext, message_id: uuid.UUID
 ) -> EngageMessage:
-    return await get_scoped(session, EngageMessage, ctx, message_id)
+    return await QueueRepository(session, ctx).get(message_id)
 
 
 async def list_replies(
@@ -262,26 +248,13 @@ async def list_replies(
     contact_id: uuid.UUID | None,
     campaign_id: uuid.UUID | None,
 ) -> tuple[list[EngageReply], PaginationMeta]:
-    stmt = scoped(select(EngageReply), ctx)
-    if message_id is not None:
-        stmt = stmt.where(EngageReply.message_id == message_id)
-    if contact_id is not None:
-        stmt = stmt.where(EngageReply.contact_id == contact_id)
-    if campaign_id is not None:
-        stmt = stmt.where(EngageReply.campaign_id == campaign_id)
-    return await paginate(
-        session,
-        stmt,
-        params,
-        sort_columns=REPLY_SORT,
-        id_column=EngageReply.id,
-        codec=codec,
-        scalars=True,
+    return await ReplyRepository(session, ctx).page(
+        params, codec, message_id=message_id, contact_id=contact_id, campaign_id=campaign_id
     )
 
 
 async def get_reply(session: AsyncSession, ctx: RequestContext, reply_id: uuid.UUID) -> EngageReply:
-    return await get_scoped(session, EngageReply, ctx, reply_id)
+    return await ReplyRepository(session, ctx).get(reply_id)
 
 
 def _day(column: Any, dialect: str) -> Any:

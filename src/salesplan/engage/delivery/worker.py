@@ -29,6 +29,7 @@ from salesplan.config import Settings
 from salesplan.engage.delivery import sequence
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.mime import build_email
+from salesplan.feed.ingest import engage_message_sent
 from salesplan.idempotency import prune_expired
 from salesplan.kit.clock import utcnow
 from salesplan.models.engage_delivery import EngageMessage, SenderPause
@@ -84,7 +85,11 @@ async def run_delivery(ctx: WorkerContext) -> int:
         row = _sent_row(ctx.worker_id, message)
         async with ctx.engine.begin() as conn:
             written = await conn.execute(_outcome_statement(), [row])
-            if message.campaign_id is not None and written.rowcount == 1:
+            if written.rowcount != 1:  # the lease was lost: another worker records this one
+                return
+            # The mail enters the organization's feed now that it went out (feed/ingest.py).
+            await conn.run_sync(engage_message_sent, message, row["sent_at"])
+            if message.campaign_id is not None:
                 # The campaign's next step is scheduled from this send (campaigns.py).
                 await sequence.mark_sent(conn, message, row["sent_at"])
 
