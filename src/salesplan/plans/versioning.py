@@ -26,7 +26,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
-from salesplan.kit.responses import json_bytes
+from salesplan.kit.responses import json_bytes, tag_matches
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
