@@ -107,12 +107,12 @@ async def app_session_scoped(settings: Settings, schema: None) -> AsyncIterator[
 async def _truncate(app: object) -> None:
     engine = app.state.engine  # type: ignore[attr-defined]
     tables = [t.name for t in reversed(Base.metadata.sorted_tables)]
+    # DELETE, children first, on both engines: on PostgreSQL a TRUNCATE of the 40 tables costs
+    # ~380 ms per test (new relation files for every table) against ~15 ms for DELETEs of the
+    # few rows a test writes.
     async with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            await conn.execute(text("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " CASCADE"))
-        else:
-            for table in tables:
-                await conn.execute(text(f'DELETE FROM "{table}"'))
+        for table in tables:
+            await conn.execute(text(f'DELETE FROM "{table}"'))
 
 
 @pytest.fixture
