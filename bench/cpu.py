@@ -74,7 +74,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
     from sqlalchemy import insert
     from sqlalchemy.ext.asyncio import create_async_engine
 
-    from salesplan.auth.principal import Principal, RequestContext
+    from salesplan.auth.principal import RequestContext
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
     from salesplan.kit.clock import utcnow
@@ -115,16 +115,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
             for i in range(accounts)
         ]
         await session.execute(insert(Account.__table__), rows)
-        ctx = RequestContext(
-            Principal(
-                token_id=user.id,
-                token_kind="api_key",
-                scopes=frozenset(),
-                organization_ids=frozenset({org.id}),
-                user_id=user.id,
-            ),
-            org.id,
-        )
+        ctx = RequestContext.internal(org.id, user.id)
         plan = await create_plan(session, ctx, PlanCreate.model_validate(big_plan_body(user.id)))
         await session.commit()
     await engine.dispose()

@@ -39,12 +39,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+from bench.harness import run_wrk, serve, serve_floor
 from sqlalchemy import event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.harness import run_wrk, serve, serve_floor
-from salesplan.auth.principal import Principal, RequestContext
+from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.db import create_engine, create_sessionmaker
 from salesplan.kit.pagination import CursorCodec, ListParams
@@ -290,16 +290,7 @@ def _inbox_codec(settings: Settings, ids: dict[str, Any]) -> CursorCodec:
 
 
 def _ctx(ids: dict[str, Any]) -> RequestContext:
-    return RequestContext(
-        Principal(
-            token_id=uuid.uuid4(),
-            token_kind="api_key",
-            scopes=frozenset(),
-            organization_ids=frozenset({ids["org"]}),
-            user_id=ids["user"],
-        ),
-        ids["org"],
-    )
+    return RequestContext.internal(ids["org"], ids["user"])
 
 
 def _params(cursor: str | None) -> ListParams:
@@ -318,16 +309,7 @@ async def explain(url: str, ids: dict[str, Any], deep_cursor: str | None) -> str
     def grab(conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
         captured.append((statement, parameters))
 
-    ctx = RequestContext(
-        Principal(
-            token_id=uuid.uuid4(),
-            token_kind="api_key",
-            scopes=frozenset(),
-            organization_ids=frozenset({ids["org"]}),
-            user_id=ids["user"],
-        ),
-        ids["org"],
-    )
+    ctx = _ctx(ids)
     codec = _inbox_codec(settings, ids)
     out = []
     maker = create_sessionmaker(engine)

@@ -95,7 +95,7 @@ def big_plan_body(user_id: uuid.UUID) -> dict[str, Any]:
 
 
 async def load(url: str) -> dict[str, Any]:
-    from salesplan.auth.principal import Principal, RequestContext
+    from salesplan.auth.principal import RequestContext
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
     from salesplan.organizations.service import add_user, create_organization
@@ -125,16 +125,7 @@ async def load(url: str) -> dict[str, Any]:
             ),
             {"org": org.id, "user": user.id, "n": PLANS - BIG_PLANS},
         )
-        ctx = RequestContext(
-            Principal(
-                token_id=user.id,
-                token_kind="api_key",
-                scopes=frozenset(),
-                organization_ids=frozenset({org.id}),
-                user_id=user.id,
-            ),
-            org.id,
-        )
+        ctx = RequestContext.internal(org.id, user.id)
         big_ids = [
             await create_plan(session, ctx, PlanCreate.model_validate(big_plan_body(user.id)))
             for _ in range(BIG_PLANS)

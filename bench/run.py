@@ -117,7 +117,7 @@ def _clone_sql(table: Table, where: str, renamed: dict[str, str] | None = None) 
 async def generate_org(
     engine: AsyncEngine, name: str, *, plans: int, big: int, accounts: int, contacts: int
 ) -> dict[str, Any]:
-    from salesplan.auth.principal import Principal, RequestContext
+    from salesplan.auth.principal import RequestContext
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
     from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -153,16 +153,7 @@ async def generate_org(
         )
         big_id = None
         if big:
-            ctx = RequestContext(
-                Principal(
-                    token_id=user.id,
-                    token_kind="api_key",
-                    scopes=frozenset(),
-                    organization_ids=frozenset({org.id}),
-                    user_id=user.id,
-                ),
-                org.id,
-            )
+            ctx = RequestContext.internal(org.id, user.id)
             big_id = await create_plan(
                 session, ctx, PlanCreate.model_validate(big_plan_body(user.id))
             )

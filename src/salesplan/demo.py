@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.principal import Principal, RequestContext
+from salesplan.auth.principal import RequestContext
 from salesplan.auth.tokens import create_api_key
 from salesplan.kit.ids import uuid7
 from salesplan.models.identity import Organization, User
@@ -363,14 +363,7 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
 
 def demo_context(org: Organization, user: User) -> RequestContext:
     """The demo user acting in the demo organization, as the services expect."""
-    principal = Principal(
-        token_id=uuid7(),
-        token_kind="api_key",
-        scopes=frozenset(),
-        organization_ids=frozenset({org.id}),
-        user_id=user.id,
-    )
-    return RequestContext(principal, org.id, "demo")
+    return RequestContext.internal(org.id, user.id, "demo")
 
 
 DEMO_LOADERS.extend([_load_crm, _load_demo_plan, _load_engage, _load_feed])

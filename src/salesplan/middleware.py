@@ -17,7 +17,7 @@ from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from salesplan.db import RETRY_AFTER_SECONDS, DatabaseHealth, database_unavailable
-from salesplan.errors import error_body
+from salesplan.errors import PayloadTooLarge, error_body
 
 log = logging.getLogger("salesplan.request")
 
@@ -264,9 +264,9 @@ class RequestMiddleware:
         if too_big:
             await self._send_error(
                 send_wrapper,
-                413,
-                "payload_too_large",
-                "The request body is too large.",
+                PayloadTooLarge.status,
+                PayloadTooLarge.code,
+                PayloadTooLarge.message,
                 {"maxBytes": limit},
             )
             return

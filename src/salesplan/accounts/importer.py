@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from salesplan.auth.principal import Principal, RequestContext
+from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
 from salesplan.models.identity import Organization
 
@@ -143,13 +143,7 @@ async def run_import(
         if await session.get(Organization, organization_id) is None:
             raise NotFound("Organization not found.", details={"id": str(organization_id)})
     # The importer acts as the organization itself, not as a token.
-    principal = Principal(
-        token_id=uuid.uuid4(),
-        token_kind="api_key",
-        scopes=frozenset(),
-        organization_ids=frozenset({organization_id}),
-    )
-    ctx = RequestContext(principal, organization_id, "cli-import")
+    ctx = RequestContext.internal(organization_id, request_id="cli-import")
     create = bulk_create_accounts if kind == "accounts" else bulk_create_contacts
 
     with (

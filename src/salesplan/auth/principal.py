@@ -67,6 +67,21 @@ class RequestContext:
     def role(self) -> str | None:
         return self.principal.role_in(self.organization_id)
 
+    @classmethod
+    def internal(
+        cls, organization_id: uuid.UUID, user_id: uuid.UUID | None = None, request_id: str = ""
+    ) -> RequestContext:
+        """Work the server does on its own behalf in one organization (the demo, the CLI
+        import, the benchmarks' data): no stored token behind it, no scopes checked."""
+        principal = Principal(
+            token_id=uuid.uuid4(),
+            token_kind="api_key",
+            scopes=frozenset(),
+            organization_ids=frozenset({organization_id}),
+            user_id=user_id,
+        )
+        return cls(principal, organization_id, request_id)
+
 
 @dataclass(frozen=True, slots=True)
 class PrincipalContext:

@@ -35,7 +35,7 @@ Read = Annotated[RequestContext, require("feed:read", "feed")]
 UserRead = Annotated[RequestContext, require("feed:read", "feed", user_token=True)]
 
 
-def inbox_params(
+async def inbox_params(
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE_SIZE)] = None,
     cursor: Annotated[
         QueryText | None,
