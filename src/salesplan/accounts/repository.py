@@ -5,6 +5,7 @@ serializes them without a fallback; no ORM object, no identity map, no pydantic 
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any
 
@@ -12,9 +13,9 @@ from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, like_pattern, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import TenantScope, scoped_by_parameter
 from salesplan.models.crm import Account
 
 A = Account.__table__.c
@@ -73,9 +74,7 @@ def account_wire(row: Any) -> dict[str, Any]:
     }
 
 
-_BY_ID = select(*COLUMNS).where(
-    A.id == bindparam("account_id"), A.organization_id == bindparam("organization_id")
-)
+_BY_ID = scoped_by_parameter(select(*COLUMNS).where(A.id == bindparam("account_id")), Account)
 _BY_ID_ON_DRIVER = DriverStatement(_BY_ID)
 
 
@@ -90,23 +89,20 @@ async def read(
     return None if row is None else account_wire(row)
 
 
-def _query(
-    ctx: TenantScope,
-    *,
-    search: str | None,
-    include_archived: bool,
-    crm_id: str | None,
-    owner_id: uuid.UUID | None,
-) -> Select:  # type: ignore[type-arg]
-    stmt = scoped(select(*COLUMNS), ctx, Account)
+@functools.cache
+def _query(include_archived: bool, crm_id: bool, owner_id: bool, search: bool) -> Select:  # type: ignore[type-arg]
+    """listAccounts' statement for one combination of filters, built once: the organization
+    and the filters' values are its parameters (`_values`)."""
+    stmt = scoped_by_parameter(select(*COLUMNS), Account)
     if not include_archived:
         stmt = stmt.where(A.archived_at.is_(None))
-    if crm_id is not None:
-        stmt = stmt.where(A.crm_id == crm_id)
-    if owner_id is not None:
-        stmt = stmt.where(A.owner_id == owner_id)
+    if crm_id:
+        stmt = stmt.where(A.crm_id == bindparam("crm_id"))
+    if owner_id:
+        stmt = stmt.where(A.owner_id == bindparam("owner_id"))
     if search:
-        stmt = stmt.where(contains_ci(A.name, search) | contains_ci(A.domain, search))
+        pattern = bindparam("search", type_=A.name.type)
+        stmt = stmt.where(contains_ci(A.name, pattern) | contains_ci(A.domain, pattern))
     return stmt
 
 
@@ -121,12 +117,16 @@ async def page(
     owner_id: uuid.UUID | None = None,
 ) -> tuple[list[dict[str, Any]], PaginationMeta]:
     """One page of accounts as wire dicts, and its pagination."""
-    stmt = _query(
-        ctx,
-        search=params.search,
-        include_archived=include_archived,
-        crm_id=crm_id,
-        owner_id=owner_id,
+    search = params.search or None
+    stmt = _query(include_archived, crm_id is not None, owner_id is not None, search is not None)
+    values: dict[str, Any] = {"organization_id": ctx.organization_id}
+    if crm_id is not None:
+        values["crm_id"] = crm_id
+    if owner_id is not None:
+        values["owner_id"] = owner_id
+    if search is not None:
+        values["search"] = like_pattern(search)
+    rows, meta = await paginate(
+        conn, stmt, params, sort_columns=SORT, id_column=A.id, codec=codec, bound=values
     )
-    rows, meta = await paginate(conn, stmt, params, sort_columns=SORT, id_column=A.id, codec=codec)
     return [account_wire(row) for row in rows], meta

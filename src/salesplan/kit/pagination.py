@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import Depends, Query, Request
-from sqlalchemy import ColumnElement, Select, bindparam, func, select, tuple_
+from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
@@ -210,27 +210,43 @@ async def paginate(
     id_column: Any,
     codec: CursorCodec,
     scalars: bool = False,
+    bound: Mapping[str, Any] | None = None,
 ) -> tuple[list[Any], PaginationMeta]:
     """Run `stmt` (already filtered and scoped) for one page.
 
     Rows come back as selected (entities when `scalars`, else Row objects whose mapping holds
     the selected columns). Keyset in cursor mode, never OFFSET; totals in page mode.
+
+    `bound`: `stmt` is built once for its shape and kept (a module-level or cached statement
+    whose values are bind parameters, e.g. `scoped_by_parameter`), and `bound` holds those
+    values. The page's statements derived from it are then built once too and reused: on the
+    hot lists building the statements cost about as much CPU as running them.
     """
     sort_col = sort_columns[params.sort_by]
     desc = params.order == "desc"
-    ordering = (sort_col.desc(), id_column.desc()) if desc else (sort_col.asc(), id_column.asc())
-    keyed = (
-        stmt.add_columns(sort_col.label(_SORT_KEY), id_column.label(_SORT_ID))
-        .order_by(None)
-        .order_by(*ordering)
-    )
+    with_cursor = params.mode == "cursor" and params.cursor is not None
+    if bound is None:
+        rows_stmt, count_stmt = _page_statements(
+            stmt, sort_col, id_column, desc, params.mode, with_cursor
+        )
+        values: dict[str, Any] = {}
+    else:
+        key = (id(stmt), params.sort_by, desc, params.mode, with_cursor)
+        cached = _DERIVED.get(key)
+        if cached is None or cached[0] is not stmt:
+            built = _page_statements(stmt, sort_col, id_column, desc, params.mode, with_cursor)
+            cached = _DERIVED[key] = (stmt, *built)
+        _, rows_stmt, count_stmt = cached
+        values = dict(bound)
     size = params.page_size
 
     if params.mode == "cursor":
         if params.cursor is not None:
-            value, last_id = codec.decode(params.cursor, params.sort_by, params.order)
-            keyed = keyed.where(_after(sort_col, id_column, value, last_id, desc))
-        rows = (await db.execute(keyed.limit(size + 1))).all()
+            values["_after_value"], values["_after_id"] = codec.decode(
+                params.cursor, params.sort_by, params.order
+            )
+        values["_limit"] = size + 1
+        rows = (await db.execute(rows_stmt, values)).all()
         has_next = len(rows) > size
         rows = rows[:size]
         next_cursor = None
@@ -241,10 +257,10 @@ async def paginate(
             )
         meta = PaginationMeta(has_next_page=has_next, next_cursor=next_cursor, page_size=size)
     else:
-        count_stmt = select(func.count()).select_from(stmt.order_by(None).subquery())
-        total = int((await db.execute(count_stmt)).scalar_one())
+        total = int((await db.execute(count_stmt, values)).scalar_one())
         offset = (params.page - 1) * size
-        rows = (await db.execute(keyed.offset(offset).limit(size))).all()
+        values["_limit"], values["_offset"] = size, offset
+        rows = (await db.execute(rows_stmt, values)).all()
         total_pages = max(1, math.ceil(total / size))
         meta = PaginationMeta(
             has_next_page=offset + len(rows) < total,
@@ -257,9 +273,41 @@ async def paginate(
     return items, meta
 
 
-def _after(sort_col: Any, id_col: Any, value: Any, last_id: Any, desc: bool) -> ColumnElement[bool]:
-    v = bindparam(None, value, type_=sort_col.type)
-    i = bindparam(None, last_id, type_=id_col.type)
+# Page statements derived from long-lived statements (`paginate(bound=...)`), by the statement's
+# identity, sort and cursor; the statement itself is kept beside them, so its id is never reused.
+_DERIVED: dict[tuple[int, str, bool, str, bool], tuple[Any, Any, Any]] = {}
+
+
+def _page_statements(
+    stmt: Select,  # type: ignore[type-arg]
+    sort_col: Any,
+    id_column: Any,
+    desc: bool,
+    mode: str,
+    with_cursor: bool,
+) -> tuple[Any, Any]:
+    """The rows statement (sorted; `_limit`; `_offset` in page mode; in cursor mode after the
+    `_after_*` key when `with_cursor`, never an OFFSET) and the count statement of a list."""
+    ordering = (sort_col.desc(), id_column.desc()) if desc else (sort_col.asc(), id_column.asc())
+    rows = (
+        stmt.add_columns(sort_col.label(_SORT_KEY), id_column.label(_SORT_ID))
+        .order_by(None)
+        .order_by(*ordering)
+    )
+    if with_cursor:
+        rows = rows.where(_after(sort_col, id_column, desc))
+    rows = rows.limit(bindparam("_limit", type_=Integer))
+    if mode == "page":
+        # BIGINT: the last page (INT32_MAX) times the page size is past what an INTEGER holds.
+        rows = rows.offset(bindparam("_offset", type_=BigInteger))
+    count = select(func.count()).select_from(stmt.order_by(None).subquery())
+    return rows, count
+
+
+def _after(sort_col: Any, id_col: Any, desc: bool) -> ColumnElement[bool]:
+    """After the cursor's key: parameters `_after_value` (the sort column's) and `_after_id`."""
+    v = bindparam("_after_value", type_=sort_col.type)
+    i = bindparam("_after_id", type_=id_col.type)
     if sort_col is id_col:
         return id_col < i if desc else id_col > i
     if desc:
@@ -267,8 +315,15 @@ def _after(sort_col: Any, id_col: Any, value: Any, last_id: Any, desc: bool) -> 
     return tuple_(sort_col, id_col) > tuple_(v, i)
 
 
-def contains_ci(column: Any, term: str) -> ColumnElement[bool]:
-    """Case-insensitive substring match, with LIKE wildcards in the term escaped.
-    PostgreSQL renders ILIKE, which trigram indexes serve."""
+def like_pattern(term: str) -> str:
+    """The LIKE pattern of a substring search, its wildcards escaped (escape character `\\`)."""
     escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return column.ilike(f"%{escaped}%", escape="\\")
+    return f"%{escaped}%"
+
+
+def contains_ci(column: Any, term: Any) -> ColumnElement[bool]:
+    """Case-insensitive substring match, with LIKE wildcards in the term escaped; `term` may
+    also be a bind parameter whose value is a `like_pattern`. PostgreSQL renders ILIKE, which
+    trigram indexes serve."""
+    pattern = like_pattern(term) if isinstance(term, str) else term
+    return column.ilike(pattern, escape="\\")

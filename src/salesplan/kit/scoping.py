@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Select, insert, select, update
+from sqlalchemy import Select, bindparam, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.errors import NotFound
@@ -30,6 +30,15 @@ def scoped(stmt: Select, ctx: TenantScope, model: Any | None = None) -> Select: 
     """
     target = model if model is not None else stmt.column_descriptions[0]["entity"]
     return stmt.where(target.organization_id == ctx.organization_id)
+
+
+def scoped_by_parameter(stmt: Select, model: Any | None = None) -> Select:  # type: ignore[type-arg]
+    """`scoped` for a statement built once and run many times (a hot read): the organization is
+    the statement's parameter `organization_id`, to pass with the others
+    (`{"organization_id": ctx.organization_id, ...}`). Building a statement costs more CPU than
+    running it on a primary key."""
+    target = model if model is not None else stmt.column_descriptions[0]["entity"]
+    return stmt.where(target.organization_id == bindparam("organization_id"))
 
 
 async def get_scoped(

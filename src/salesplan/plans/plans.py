@@ -4,21 +4,22 @@ Services never commit; they flush so that the renderers read what was written.""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import bindparam, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, like_pattern, paginate
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import get_scoped, scoped_by_parameter
 from salesplan.models.crm import BuyingGroup, Opportunity
 from salesplan.models.plans import Plan
 from salesplan.plans import repository as repo
@@ -59,52 +60,86 @@ def parse_include(raw: str | None) -> tuple[str, ...]:
     return parts
 
 
+@functools.cache
+def _list_query(
+    *,
+    archived_only: bool,
+    include_archived: bool,
+    search: bool,
+    entity_type: bool,
+    on_account: bool,
+    entity_id: bool,
+    account_id: bool,
+) -> Any:
+    """listPlans' statement for one combination of filters, built once: the organization and
+    the filters' values are its parameters (see `list_plans`)."""
+    P = repo.P
+    stmt = scoped_by_parameter(repo.plan_select(), Plan)
+    if archived_only:
+        stmt = stmt.where(P.c.archived_at.is_not(None))
+    elif not include_archived:
+        stmt = stmt.where(P.c.archived_at.is_(None))
+    if search:
+        stmt = stmt.where(contains_ci(P.c.name, bindparam("search", type_=P.c.name.type)))
+
+    def account_groups(name: str) -> Any:
+        groups = select(BuyingGroup.id).where(BuyingGroup.account_id == bindparam(name))
+        return scoped_by_parameter(groups, BuyingGroup)
+
+    def account_opportunities(name: str) -> Any:
+        deals = select(Opportunity.id).where(Opportunity.account_id == bindparam(name))
+        return scoped_by_parameter(deals, Opportunity)
+
+    if on_account:
+        # ACCOUNT plans are stored on the account's buying groups.
+        stmt = stmt.where(P.c.entity_type == "BUYING_GROUP")
+        for name, given in (("entity_id", entity_id), ("account_id", account_id)):
+            if given:
+                stmt = stmt.where(P.c.buying_group_id.in_(account_groups(name)))
+        return stmt
+    if entity_type:
+        stmt = stmt.where(P.c.entity_type == bindparam("entity_type", type_=P.c.entity_type.type))
+    if entity_id:
+        stmt = stmt.where(P.c.entity_id == bindparam("entity_id", type_=P.c.entity_id.type))
+    if account_id:
+        stmt = stmt.where(
+            or_(
+                P.c.buying_group_id.in_(account_groups("account_id")),
+                P.c.opportunity_id.in_(account_opportunities("account_id")),
+            )
+        )
+    return stmt
+
+
 async def list_plans(
-    session: AsyncSession,
+    conn: AsyncConnection,
     ctx: RequestContext,
     params: ListParams,
     filters: PlanFilters,
     include: Sequence[str],
     codec: CursorCodec,
 ) -> tuple[list[dict], PaginationMeta]:
+    search = params.search or None
+    on_account = filters.entity_type == "ACCOUNT"
+    stmt = _list_query(
+        archived_only=filters.archived_only,
+        include_archived=filters.include_archived,
+        search=search is not None,
+        entity_type=filters.entity_type is not None and not on_account,
+        on_account=on_account,
+        entity_id=filters.entity_id is not None,
+        account_id=filters.account_id is not None,
+    )
+    values: dict[str, Any] = {"organization_id": ctx.organization_id}
+    if search is not None:
+        values["search"] = like_pattern(search)
+    if filters.entity_type is not None and not on_account:
+        values["entity_type"] = filters.entity_type
+    if filters.entity_id is not None:
+        values["entity_id"] = filters.entity_id
+    if filters.account_id is not None:
+        values["account_id"] = filters.account_id
     P = repo.P
-    stmt = scoped(repo.plan_select(), ctx, Plan)
-    if filters.archived_only:
-        stmt = stmt.where(P.c.archived_at.is_not(None))
-    elif not filters.include_archived:
-        stmt = stmt.where(P.c.archived_at.is_(None))
-    if params.search:
-        stmt = stmt.where(contains_ci(P.c.name, params.search))
-
-    def account_groups(account_id: uuid.UUID) -> Any:
-        return scoped(
-            select(BuyingGroup.id).where(BuyingGroup.account_id == account_id), ctx, BuyingGroup
-        )
-
-    def account_opportunities(account_id: uuid.UUID) -> Any:
-        return scoped(
-            select(Opportunity.id).where(Opportunity.account_id == account_id), ctx, Opportunity
-        )
-
-    if filters.entity_type == "ACCOUNT":
-        # ACCOUNT plans are stored on the account's buying groups.
-        stmt = stmt.where(P.c.entity_type == "BUYING_GROUP")
-        for account_id in {filters.entity_id, filters.account_id} - {None}:
-            assert account_id is not None
-            stmt = stmt.where(P.c.buying_group_id.in_(account_groups(account_id)))
-    else:
-        if filters.entity_type is not None:
-            stmt = stmt.where(P.c.entity_type == filters.entity_type)
-        if filters.entity_id is not None:
-            stmt = stmt.where(P.c.entity_id == filters.entity_id)
-        if filters.account_id is not None:
-            stmt = stmt.where(
-                or_(
-                    P.c.buying_group_id.in_(account_groups(filters.account_id)),
-                    P.c.opportunity_id.in_(account_opportunities(filters.account_id)),
-                )
-            )
-    conn = await session.connection()
     rows, meta = await paginate(
         conn,
         stmt,
@@ -112,6 +147,7 @@ async def list_plans(
         sort_columns={"createdAt": P.c.created_at, "updatedAt": P.c.updated_at, "name": P.c.name},
         id_column=P.c.id,
         codec=codec,
+        bound=values,
     )
     if not include:
         return [bare_plan(r) for r in rows], meta

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep, read_only
+from salesplan.db import SessionDep, read_connection, read_only
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
@@ -80,8 +80,8 @@ def _list(items: list[dict], meta: Any) -> Response:
 @read_only
 async def list_plans(
     ctx: Read,
-    session: SessionDep,
     codec: CursorCodecDep,
+    request: Request,
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
     entity_type: Annotated[EntityType | None, Query(alias="entityType")] = None,
     entity_id: Annotated[uuid.UUID | None, Query(alias="entityId")] = None,
@@ -105,7 +105,9 @@ async def list_plans(
         include_archived=include_archived,
         archived_only=archived_only,
     )
-    items, meta = await service.list_plans(session, ctx, params, filters, parts, codec)
+    # A pooled connection, no ORM session (autocommit on PostgreSQL): as listAccounts.
+    async with read_connection(request) as conn:
+        items, meta = await service.list_plans(conn, ctx, params, filters, parts, codec)
     return _list(items, meta)
 
 
@@ -135,16 +137,18 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
 )
 @as_tool(docs=text.GET_PLAN_ARGS)
 @read_only
-async def get_plan(planId: uuid.UUID, ctx: Read, session: SessionDep, request: Request) -> Response:
+async def get_plan(planId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
-    # ETag / If-None-Match (304) and the cached body: plans/versioning.py.
-    return await versioning.get_plan(
-        session,
-        ctx,
-        planId,
-        request.headers.get("if-none-match"),
-        versioning.plan_bodies(request.app),
-    )
+    # ETag / If-None-Match (304) and the cached body: plans/versioning.py. A pooled
+    # connection, no ORM session (autocommit on PostgreSQL): as getAccount.
+    async with read_connection(request) as conn:
+        return await versioning.get_plan(
+            conn,
+            ctx,
+            planId,
+            request.headers.get("if-none-match"),
+            versioning.plan_bodies(request.app),
+        )
 
 
 @router.patch(

@@ -20,14 +20,14 @@ from collections import OrderedDict
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import event, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy import bindparam, event, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
 from salesplan.kit.responses import json_bytes, tag_matches
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import TenantScope, scoped_by_parameter
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans.render import plan_base
@@ -104,11 +104,14 @@ def etag(version: int) -> str:
     return f'"{version}.{RENDERING}"'
 
 
+_VERSION = scoped_by_parameter(select(P.c.version).where(P.c.id == bindparam("plan_id")), Plan)
+
+
 async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> int | None:
     """The plan's version in the caller's organization (None: not found there). One statement
     on the primary key."""
-    stmt = scoped(select(P.c.version).where(P.c.id == plan_id), ctx, Plan)
-    return (await conn.execute(stmt)).scalar_one_or_none()
+    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
+    return (await conn.execute(_VERSION, params)).scalar_one_or_none()
 
 
 # --- the rendered bodies -----------------------------------------------------------------------
@@ -169,11 +172,13 @@ def plan_bodies(app: Any) -> PlanBodies:
     return bodies
 
 
-_PLAN_ROW = [*repo.PLAN_COLUMNS, P.c.version]
+_PLAN_ROW = scoped_by_parameter(
+    select(*repo.PLAN_COLUMNS, P.c.version).where(P.c.id == bindparam("plan_id")), Plan
+)
 
 
 async def get_plan(
-    session: AsyncSession,
+    conn: AsyncConnection,
     ctx: TenantScope,
     plan_id: uuid.UUID,
     if_none_match: str | None,
@@ -185,9 +190,8 @@ async def get_plan(
     body rendered; it is kept only if the version did not move meanwhile (a write committed
     between the statements may show in the children). Either way the tag is the version read
     first, so it never names a body older than the one sent."""
-    conn = await session.connection()
-    stmt = scoped(select(*_PLAN_ROW).where(P.c.id == plan_id), ctx, Plan)
-    row = (await conn.execute(stmt)).first()
+    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
+    row = (await conn.execute(_PLAN_ROW, params)).first()
     if row is None:
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
     version = row.version
