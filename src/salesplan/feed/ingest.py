@@ -15,12 +15,12 @@ thread's counters move only when the message was new. The functions are synchron
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, Table, case, event, func, select, update
+from sqlalchemy import Connection, Select, Table, bindparam, case, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -34,6 +34,7 @@ from salesplan.models.identity import Membership, User
 SNIPPET = 200
 _THREADS: Table = FeedThread.__table__  # type: ignore[assignment]
 _MESSAGES: Table = FeedMessage.__table__  # type: ignore[assignment]
+_PARTICIPANTS: Table = FeedParticipant.__table__  # type: ignore[assignment]
 
 
 @dataclass
@@ -54,9 +55,84 @@ class Incoming:
     calendar_event_id: uuid.UUID | None = None
 
 
-def _insert(conn: Connection, model: Any) -> Any:
-    module: Any = postgresql if conn.dialect.name == "postgresql" else sqlite
-    return module.insert(model)
+def _insert(dialect: str, table: Table) -> Any:
+    module: Any = postgresql if dialect == "postgresql" else sqlite
+    return module.insert(table)
+
+
+# The statements are built once per dialect and executed with parameter dicts: building a
+# statement with its values inline (and generating its cache key) cost more than running it,
+# and the delivery worker records every sent e-mail here (bench/delivery.py).
+_BUILT: dict[tuple[str, str], Any] = {}
+
+
+def _statement(conn: Connection, name: str) -> Any:
+    key = (conn.dialect.name, name)
+    stmt = _BUILT.get(key)
+    if stmt is None:
+        stmt = _BUILT[key] = _BUILDERS[name](conn.dialect.name)
+    return stmt
+
+
+def _new_thread_statement(dialect: str) -> Any:
+    return (
+        _insert(dialect, _THREADS)
+        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
+        .returning(_THREADS.c.id)
+    )
+
+
+def _thread_id_statement(_dialect: str) -> Any:
+    t = _THREADS.c
+    return select(t.id).where(
+        t.organization_id == bindparam("p_org"),
+        t.kind == bindparam("p_kind"),
+        t.thread_key == bindparam("p_key"),
+    )
+
+
+def _new_message_statement(dialect: str) -> Any:
+    return (
+        _insert(dialect, _MESSAGES)
+        .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
+        .returning(_MESSAGES.c.id)
+    )
+
+
+def _participants_statement(dialect: str) -> Any:
+    return _insert(dialect, _PARTICIPANTS).on_conflict_do_nothing(
+        index_elements=["thread_id", "email"]
+    )
+
+
+def _count_statement(direction: str) -> Any:
+    """A new message in an existing thread: its counters, latest activity and snippet move."""
+    t = _THREADS.c
+    at = bindparam("p_at", type_=t.last_activity_at.type)
+    newer = t.last_activity_at <= at
+    column = t.last_inbound_at if direction == "inbound" else t.last_outbound_at
+    values: dict[str, Any] = {
+        "message_count": t.message_count + 1,
+        "last_activity_at": case((newer, at), else_=t.last_activity_at),
+        "snippet": case(
+            (newer | (t.message_count == 0), bindparam("p_snippet", type_=t.snippet.type)),
+            else_=t.snippet,
+        ),
+        "subject": func.coalesce(t.subject, bindparam("p_subject", type_=t.subject.type)),
+        "updated_at": bindparam("p_now", type_=t.updated_at.type),
+        column.key: case((column.is_(None) | (column < at), at), else_=column),
+    }
+    return update(_THREADS).where(t.id == bindparam("p_thread")).values(**values)
+
+
+_BUILDERS: dict[str, Callable[[str], Any]] = {
+    "new_thread": _new_thread_statement,
+    "thread_id": _thread_id_statement,
+    "new_message": _new_message_statement,
+    "participants": _participants_statement,
+    "count_inbound": lambda _dialect: _count_statement("inbound"),
+    "count_outbound": lambda _dialect: _count_statement("outbound"),
+}
 
 
 def snippet(text: str) -> str:
@@ -89,37 +165,28 @@ def _new_thread(conn: Connection, item: Incoming) -> uuid.UUID | None:
     """Create the message's thread with the message counted in it; None when the thread
     exists. A message's thread follows from the message (its `thread_key`), so a message whose
     thread is new is new too: its first message needs no second look at the thread."""
-    at = item.occurred_at
-    return conn.execute(
-        _insert(conn, FeedThread)
-        .values(
-            id=uuid7(),
-            organization_id=item.organization_id,
-            kind=item.kind,
-            thread_key=item.thread_key,
-            subject=item.subject,
-            snippet=snippet(item.text),
-            message_count=1,
-            last_activity_at=at,
-            last_inbound_at=at if item.direction == "inbound" else None,
-            last_outbound_at=None if item.direction == "inbound" else at,
-            calendar_event_id=item.calendar_event_id,
-            created_at=utcnow(),
-            updated_at=utcnow(),
-        )
-        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
-        .returning(FeedThread.id)
-    ).scalar_one_or_none()
+    at, now = item.occurred_at, utcnow()
+    row = {
+        "id": uuid7(),
+        "organization_id": item.organization_id,
+        "kind": item.kind,
+        "thread_key": item.thread_key,
+        "subject": item.subject,
+        "snippet": snippet(item.text),
+        "message_count": 1,
+        "last_activity_at": at,
+        "last_inbound_at": at if item.direction == "inbound" else None,
+        "last_outbound_at": None if item.direction == "inbound" else at,
+        "calendar_event_id": item.calendar_event_id,
+        "created_at": now,
+        "updated_at": now,
+    }
+    return conn.execute(_statement(conn, "new_thread"), row).scalar_one_or_none()
 
 
 def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
-    return conn.execute(
-        select(FeedThread.id).where(
-            FeedThread.organization_id == item.organization_id,
-            FeedThread.kind == item.kind,
-            FeedThread.thread_key == item.thread_key,
-        )
-    ).scalar_one()
+    key = {"p_org": item.organization_id, "p_kind": item.kind, "p_key": item.thread_key}
+    return conn.execute(_statement(conn, "thread_id"), key).scalar_one()
 
 
 def add_participants(
@@ -140,11 +207,7 @@ def add_participants(
                 "name": (name or None) and str(name)[:320],
             }
     if rows:
-        conn.execute(
-            _insert(conn, FeedParticipant)
-            .values(list(rows.values()))
-            .on_conflict_do_nothing(index_elements=["thread_id", "email"])
-        )
+        conn.execute(_statement(conn, "participants"), list(rows.values()))
 
 
 def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
@@ -152,27 +215,23 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     statements when the message opens a thread, five when the thread exists."""
     new_thread = _new_thread(conn, item)
     thread_id = new_thread or _thread_id(conn, item)
-    message_id = conn.execute(
-        _insert(conn, FeedMessage)
-        .values(
-            id=uuid7(),
-            organization_id=item.organization_id,
-            thread_id=thread_id,
-            kind=item.kind,
-            direction=item.direction,
-            source_key=item.source_key,
-            author_email=item.author_email,
-            author_name=item.author_name,
-            subject=item.subject,
-            text=item.text,
-            occurred_at=item.occurred_at,
-            slack_channel=item.slack_channel,
-            slack_ts=item.slack_ts,
-            created_at=utcnow(),
-        )
-        .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
-        .returning(FeedMessage.id)
-    ).scalar_one_or_none()
+    row = {
+        "id": uuid7(),
+        "organization_id": item.organization_id,
+        "thread_id": thread_id,
+        "kind": item.kind,
+        "direction": item.direction,
+        "source_key": item.source_key,
+        "author_email": item.author_email,
+        "author_name": item.author_name,
+        "subject": item.subject,
+        "text": item.text,
+        "occurred_at": item.occurred_at,
+        "slack_channel": item.slack_channel,
+        "slack_ts": item.slack_ts,
+        "created_at": utcnow(),
+    }
+    message_id = conn.execute(_statement(conn, "new_message"), row).scalar_one_or_none()
     if message_id is None:
         return None
     if new_thread is None:
@@ -186,19 +245,15 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
 
 def _count_in_thread(conn: Connection, thread_id: uuid.UUID, item: Incoming) -> None:
     """A new message in an existing thread: its counters, latest activity and snippet move."""
-    t = FeedThread.__table__.c
-    at = item.occurred_at
-    newer = t.last_activity_at <= at
-    values: dict[str, Any] = {
-        "message_count": t.message_count + 1,
-        "last_activity_at": case((newer, at), else_=t.last_activity_at),
-        "snippet": case((newer | (t.message_count == 0), snippet(item.text)), else_=t.snippet),
-        "subject": func.coalesce(t.subject, item.subject),
-        "updated_at": utcnow(),
+    params = {
+        "p_thread": thread_id,
+        "p_at": item.occurred_at,
+        "p_snippet": snippet(item.text),
+        "p_subject": item.subject,
+        "p_now": utcnow(),
     }
-    column = t.last_inbound_at if item.direction == "inbound" else t.last_outbound_at
-    values[column.key] = case((column.is_(None) | (column < at), at), else_=column)
-    conn.execute(update(_THREADS).where(t.id == thread_id).values(**values))
+    name = "count_inbound" if item.direction == "inbound" else "count_outbound"
+    conn.execute(_statement(conn, name), params)
 
 
 # -- sources -------------------------------------------------------------------------------

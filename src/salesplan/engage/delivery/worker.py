@@ -10,6 +10,7 @@ only where the lease is still this worker's.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 import uuid
@@ -341,6 +342,7 @@ def _sent_row(worker_id: str, message: EngageMessage) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def _outcome_statement() -> Any:
     """One message's outcome, written only while this worker still holds its lease."""
     table: Table = EngageMessage.__table__  # type: ignore[assignment]
