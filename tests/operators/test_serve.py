@@ -60,3 +60,27 @@ def test_public_url_defaults_to_the_served_host_and_port(served: str) -> None:
     assert resource["resource"] == f"{served}/mcp"
     challenge = httpx.post(f"{served}/mcp", json={}).headers["www-authenticate"]
     assert f'resource_metadata="{served}/.well-known/oauth-protected-resource' in challenge
+
+
+async def test_served_app_freezes_its_startup_heap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`serve` runs `create_served_app`: once started, what is alive is out of the garbage
+    collector's reach (a full collection of it stalled a request ~200 ms); `create_app` alone
+    (tests, embedding) leaves the collector as it is."""
+    import gc
+
+    from salesplan.app import create_app, create_served_app
+
+    monkeypatch.setenv("SALESPLAN_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'gc.db'}")
+    monkeypatch.setenv("SALESPLAN_WORKER_IN_PROCESS", "false")
+    assert gc.get_freeze_count() == 0
+    plain = create_app()
+    async with plain.router.lifespan_context(plain):
+        assert gc.get_freeze_count() == 0
+    served = create_served_app()
+    try:
+        async with served.router.lifespan_context(served):
+            assert gc.get_freeze_count() > 10_000
+    finally:
+        gc.unfreeze()

@@ -80,7 +80,7 @@ def serve(
         os.environ["SALESPLAN_PUBLIC_URL"] = served_origin(host, port)
     err.print(f"salesplan serving on http://{host}:{port} (API at /api/v1, docs at /docs)")
     uvicorn.run(
-        "salesplan.app:create_app",
+        "salesplan.app:create_served_app",
         factory=True,
         host=host,
         port=port,
