@@ -136,6 +136,11 @@ def main() -> None:
     parser.add_argument(
         "--profile", metavar="FILE", help="py-spy each endpoint into FILE.<name>.txt (folded)"
     )
+    parser.add_argument(
+        "--native",
+        action="store_true",
+        help="with --profile: py-spy's native frames too (C and Cython: the driver, orjson)",
+    )
     args = parser.parse_args()
     ensure_wrk()
     tmp = tempfile.mkdtemp(prefix="salesplan-cpu-")
@@ -199,6 +204,7 @@ def main() -> None:
                             str(args.seconds),
                             "--pid",
                             str(server.pids()[-1]),
+                            *(["--native"] if args.native else []),
                         ],
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
