@@ -85,3 +85,35 @@ async def test_both_modes_walk_every_account_once(client, actor) -> None:
             pages.append([a["name"] for a in body["data"]])
         assert [len(p) for p in pages] == [3, 3, 1, 0]
         assert [name for p in pages for name in p] == seen
+
+
+async def test_pages_run_straight_on_the_driver_on_postgresql(client, actor, app) -> None:
+    """On PostgreSQL a list page's statements (the count and the rows) go to asyncpg directly
+    (kit/driver.py), not through SQLAlchemy's execution; on SQLite through SQLAlchemy. The
+    answer is the same either way."""
+    from sqlalchemy import event
+
+    for i in range(3):
+        await add(client, actor, name=f"Driver {i}")
+    statements: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany) -> None:
+        statements.append(statement)
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        page = await client.get(
+            URL, params={"pageSize": 2, "sortBy": "name"}, headers=actor.headers
+        )
+        cursor = await client.get(URL, params={"limit": 2, "sortBy": "name"}, headers=actor.headers)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert page.json()["pagination"]["totalCount"] == 3
+    assert [a["name"] for a in page.json()["data"]] == ["Driver 0", "Driver 1"]
+    assert [a["name"] for a in cursor.json()["data"]] == ["Driver 0", "Driver 1"]
+    through_sqlalchemy = [s for s in statements if "FROM accounts" in s]
+    if engine.dialect.name == "postgresql":
+        assert through_sqlalchemy == []
+    else:
+        assert len(through_sqlalchemy) == 3  # count + rows, then the cursor page's rows

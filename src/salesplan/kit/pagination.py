@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 import orjson
 from fastapi import Depends, Query, Request
@@ -19,6 +19,7 @@ from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, fu
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.schemas import INT32_MAX, PaginationMeta, QueryText
 
 DEFAULT_PAGE_SIZE = 50
@@ -229,15 +230,21 @@ async def paginate(
         rows_stmt, count_stmt = _page_statements(
             stmt, sort_col, id_column, desc, params.mode, with_cursor
         )
+        page = _Page(rows_stmt, count_stmt, None)
         values: dict[str, Any] = {}
     else:
         key = (id(stmt), params.sort_by, desc, params.mode, with_cursor)
         cached = _DERIVED.get(key)
         if cached is None or cached[0] is not stmt:
             built = _page_statements(stmt, sort_col, id_column, desc, params.mode, with_cursor)
-            cached = _DERIVED[key] = (stmt, *built)
-        _, rows_stmt, count_stmt = cached
+            cached = _DERIVED[key] = (
+                stmt,
+                _Page(*built, (DriverStatement(built[0]), DriverStatement(built[1]))),
+            )
+        page = cached[1]
         values = dict(bound)
+    # Built once and run on a plain connection: straight on the driver (kit/driver.py).
+    driver = page.driver if isinstance(db, AsyncConnection) else None
     size = params.page_size
 
     if params.mode == "cursor":
@@ -246,21 +253,22 @@ async def paginate(
                 params.cursor, params.sort_by, params.order
             )
         values["_limit"] = size + 1
-        rows = (await db.execute(rows_stmt, values)).all()
+        rows = await _fetch(db, page.rows, driver and driver[0], values)
         has_next = len(rows) > size
         rows = rows[:size]
         next_cursor = None
         if has_next and rows:
-            last = rows[-1]._mapping
-            next_cursor = codec.encode(
-                params.sort_by, params.order, last[_SORT_KEY], last[_SORT_ID]
-            )
+            # The sort key and the id are the last two columns (`_page_statements`).
+            next_cursor = codec.encode(params.sort_by, params.order, rows[-1][-2], rows[-1][-1])
         meta = PaginationMeta(has_next_page=has_next, next_cursor=next_cursor, page_size=size)
     else:
-        total = int((await db.execute(count_stmt, values)).scalar_one())
+        if driver is None:
+            total = int((await db.execute(page.count, values)).scalar_one())
+        else:
+            total = int(await driver[1].fetchval(db, values))  # type: ignore[arg-type]
         offset = (params.page - 1) * size
         values["_limit"], values["_offset"] = size, offset
-        rows = (await db.execute(rows_stmt, values)).all()
+        rows = await _fetch(db, page.rows, driver and driver[0], values)
         total_pages = max(1, math.ceil(total / size))
         meta = PaginationMeta(
             has_next_page=offset + len(rows) < total,
@@ -273,9 +281,27 @@ async def paginate(
     return items, meta
 
 
+class _Page(NamedTuple):
+    rows: Any
+    count: Any
+    # The two on the driver, for statements built once (`bound`).
+    driver: tuple[DriverStatement, DriverStatement] | None
+
+
+async def _fetch(
+    db: AsyncSession | AsyncConnection,
+    stmt: Any,
+    driver: DriverStatement | None,
+    values: dict[str, Any],
+) -> Sequence[Any]:
+    if driver is not None:
+        return await driver.fetch(db, values)  # type: ignore[arg-type]
+    return (await db.execute(stmt, values)).all()
+
+
 # Page statements derived from long-lived statements (`paginate(bound=...)`), by the statement's
 # identity, sort and cursor; the statement itself is kept beside them, so its id is never reused.
-_DERIVED: dict[tuple[int, str, bool, str, bool], tuple[Any, Any, Any]] = {}
+_DERIVED: dict[tuple[int, str, bool, str, bool], tuple[Any, _Page]] = {}
 
 
 def _page_statements(

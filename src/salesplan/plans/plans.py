@@ -151,8 +151,9 @@ async def list_plans(
     )
     if not include:
         return [bare_plan(r) for r in rows], meta
-    trees = await repo.plan_trees(conn, ctx, [r.id for r in rows])
-    return [trees.get(r.id, EMPTY).plan(plan_base(r), include) for r in rows], meta
+    # Rows straight from the driver on PostgreSQL (asyncpg Records): by position, id first.
+    trees = await repo.plan_trees(conn, ctx, [r[0] for r in rows])
+    return [trees.get(r[0], EMPTY).plan(plan_base(r), include) for r in rows], meta
 
 
 async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCreate) -> uuid.UUID:
