@@ -1,71 +1,110 @@
 """A Core statement run straight on the database driver for the hottest reads.
 
 SQLAlchemy's execution path (compiled-cache lookup, execution context, cursor adapter, result
-processing) costs about as much CPU as everything else in a one-row read. On PostgreSQL a
-`DriverStatement` compiles its Core statement once for asyncpg (`$n` parameters) and runs it
-with the asyncpg connection's own `fetchrow` (asyncpg's prepared-statement cache); rows come back
-as asyncpg Records (ids as asyncpg's UUID, timestamps aware in UTC, numerics as Decimal), which
-the wire builders turn into strings and numbers anyway. Any other engine (SQLite) runs the same
-Core statement through SQLAlchemy. Only for statements whose result columns need no SQLAlchemy
-result processing on PostgreSQL (plain columns of native types), and whose parameters need no
-SQLAlchemy bind processing (ids, strings, numbers, aware date-times)."""
+processing, and on SQLite several hand-offs to aiosqlite's thread per statement) costs about as
+much CPU as everything else in a one-row read. A `DriverStatement` compiles its Core statement
+once per dialect and runs it on the driver connection underneath SQLAlchemy's:
+
+- PostgreSQL: asyncpg's own `fetch`/`fetchrow`/`fetchval` (`$n` parameters, asyncpg's
+  prepared-statement cache). Rows come back as asyncpg Records (ids as asyncpg's UUID, a
+  `uuid.UUID` subclass; timestamps aware in UTC; numerics as Decimal), which the wire builders
+  turn into strings and numbers anyway. Only for statements whose result columns need no
+  SQLAlchemy result processing on PostgreSQL (plain columns of native types), and whose
+  parameters need no bind processing (ids, strings, numbers, aware date-times).
+- SQLite (aiosqlite): one `execute_fetchall` (one hand-off to the connection's thread), with
+  SQLAlchemy's own bind and result processors of the statement's types applied here, so that
+  rows hold what SQLAlchemy would have answered (UUIDs, date-times), as tuples.
+- Any other driver: the same statement through SQLAlchemy.
+
+Rows of every path are indexable by position (slices too) and iterate over their values."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    order: tuple[str, ...]  # parameter names, in their positions
+    carried: dict[str, Any]  # values the statement holds itself (a literal is a parameter)
+    binds: dict[str, Callable[[Any], Any]]  # SQLite: SQLAlchemy's bind processors by name
+    results: tuple[tuple[int, Callable[[Any], Any]], ...]  # SQLite: (column, processor)
+
+
 class DriverStatement:
     def __init__(self, statement: Executable) -> None:
         self.statement = statement
-        self._sql: str | None = None
-        self._order: tuple[str, ...] = ()
-        # Values the statement carries itself (a literal in a comparison is a bind parameter).
-        self._carried: dict[str, Any] = {}
+        self._compiled_for: dict[str, _Compiled] = {}
 
-    def _compiled(self, conn: AsyncConnection) -> tuple[str, tuple[str, ...]]:
-        if self._sql is None:
-            compiled = self.statement.compile(dialect=conn.dialect)  # type: ignore[attr-defined]
-            self._carried = {
-                name: bind.effective_value
-                for bind, name in compiled.bind_names.items()
-                if not bind.required
-            }
-            self._order = tuple(compiled.positiontup or ())
-            self._sql = str(compiled)
-        return self._sql, self._order
+    def _compiled(self, conn: AsyncConnection) -> _Compiled:
+        dialect = conn.dialect
+        found = self._compiled_for.get(dialect.name)
+        if found is None:
+            compiled: Any = self.statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+            results: list[tuple[int, Callable[[Any], Any]]] = []
+            binds: dict[str, Callable[[Any], Any]] = {}
+            if dialect.name == "sqlite":
+                binds = dict(compiled._bind_processors)
+                for i, column in enumerate(getattr(self.statement, "selected_columns", ())):
+                    processor = column.type._cached_result_processor(dialect, None)
+                    if processor is not None:
+                        results.append((i, processor))
+            found = self._compiled_for[dialect.name] = _Compiled(
+                sql=str(compiled),
+                order=tuple(compiled.positiontup or ()),
+                carried={
+                    name: bind.effective_value
+                    for bind, name in compiled.bind_names.items()
+                    if not bind.required
+                },
+                binds=binds,
+                results=tuple(results),
+            )
+        return found
 
     async def fetchrow(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Any:
-        """The first row (a Record or a Row, both indexable), or None."""
-        if conn.dialect.name != "postgresql":
-            return (await conn.execute(self.statement, params)).first()
-        return await self._on_driver(conn, "fetchrow", params)
+        """The first row, or None."""
+        name = conn.dialect.name
+        if name == "postgresql":
+            return await self._on_asyncpg(conn, "fetchrow", params)
+        if name == "sqlite":
+            rows = await self._on_aiosqlite(conn, params)
+            return rows[0] if rows else None
+        return (await conn.execute(self.statement, params)).first()
 
     async def fetch(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Sequence[Any]:
-        """Every row (Records or Rows: indexable by position, iterable over their values)."""
-        if conn.dialect.name != "postgresql":
-            return (await conn.execute(self.statement, params)).all()
-        return await self._on_driver(conn, "fetch", params)  # type: ignore[no-any-return]
+        """Every row."""
+        name = conn.dialect.name
+        if name == "postgresql":
+            return await self._on_asyncpg(conn, "fetch", params)  # type: ignore[no-any-return]
+        if name == "sqlite":
+            return await self._on_aiosqlite(conn, params)
+        return (await conn.execute(self.statement, params)).all()
 
     async def fetchval(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Any:
         """The first column of the first row, or None."""
-        if conn.dialect.name != "postgresql":
-            return (await conn.execute(self.statement, params)).scalar()
-        return await self._on_driver(conn, "fetchval", params)
+        if conn.dialect.name == "postgresql":
+            return await self._on_asyncpg(conn, "fetchval", params)
+        row = await self.fetchrow(conn, params)
+        return None if row is None else row[0]
 
-    async def _on_driver(
+    async def _on_asyncpg(
         self, conn: AsyncConnection, method: str, params: Mapping[str, Any]
     ) -> Any:
-        sql, order = self._compiled(conn)
+        compiled = self._compiled(conn)
+        carried = compiled.carried
         raw = await conn.get_raw_connection()
         try:
             run = getattr(raw.driver_connection, method)
-            carried = self._carried
-            return await run(sql, *(params[k] if k in params else carried[k] for k in order))
+            return await run(
+                compiled.sql, *(params[k] if k in params else carried[k] for k in compiled.order)
+            )
         except Exception as exc:
             # The driver's own errors: a broken connection leaves the pool (SQLAlchemy would
             # invalidate it), and the error reaches the middleware as it would through
@@ -73,6 +112,28 @@ class DriverStatement:
             if _connection_lost(exc):
                 await conn.invalidate(exc)
             raise
+
+    async def _on_aiosqlite(
+        self, conn: AsyncConnection, params: Mapping[str, Any]
+    ) -> list[tuple[Any, ...]]:
+        compiled = self._compiled(conn)
+        carried, binds = compiled.carried, compiled.binds
+        args = []
+        for key in compiled.order:
+            value = params[key] if key in params else carried[key]
+            processor = binds.get(key)
+            args.append(value if processor is None or value is None else processor(value))
+        raw = await conn.get_raw_connection()
+        rows = await raw.driver_connection.execute_fetchall(compiled.sql, args)  # type: ignore[union-attr]
+        if not compiled.results:
+            return [tuple(row) for row in rows]
+        out = []
+        for row in rows:
+            values = list(row)
+            for i, processor in compiled.results:
+                values[i] = processor(values[i])
+            out.append(tuple(values))
+        return out
 
 
 def _connection_lost(exc: BaseException) -> bool:
