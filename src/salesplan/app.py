@@ -17,6 +17,7 @@ from salesplan import API_PREFIX, __version__
 from salesplan.config import Settings
 from salesplan.db import (
     DatabaseHealth,
+    create_admission_gate,
     create_engine,
     create_read_engine,
     create_read_sessionmaker,
@@ -132,6 +133,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.sessionmaker = create_sessionmaker(app.state.engine)
     app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
     app.state.read_engine = create_read_engine(app.state.engine)
+    app.state.admission = create_admission_gate(settings)
     app.state.cursor_codec = CursorCodec(settings.signing_key)
     app.state.rate_limiter = RateLimiter(
         build_policy(settings.rate_limits),

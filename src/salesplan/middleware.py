@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from salesplan.db import RETRY_AFTER_SECONDS, DatabaseHealth, database_unavailable
+from salesplan.db import RETRY_AFTER_SECONDS, AdmissionGate, DatabaseHealth, database_unavailable
 from salesplan.errors import PayloadTooLarge, error_body
 
 log = logging.getLogger("salesplan.request")
@@ -177,6 +177,11 @@ def install_route_index(app: Any) -> None:
     app.router.middleware_stack = IndexedRouting(app.router)
 
 
+def _app_state(scope: Scope, name: str) -> Any:
+    """An attribute of the app's state (`app.state.<name>`), or None."""
+    return getattr(getattr(scope.get("app"), "state", None), name, None)
+
+
 class RequestMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -285,6 +290,13 @@ class RequestMiddleware:
                     raise HTTPException(413)
             return message
 
+        # First come, first served in front of the database pool (db.AdmissionGate).
+        gate: AdmissionGate | None = None
+        if scope.get("path", "").startswith("/api/"):
+            gate = _app_state(scope, "admission")
+        if gate is not None and not await gate.enter():
+            await self._send_unavailable(send_wrapper)
+            return
         try:
             await self.app(scope, receive_wrapper, send_wrapper)
         except Exception as exc:
@@ -309,20 +321,25 @@ class RequestMiddleware:
                 "An unexpected error occurred.",
                 {"requestId": request_id},
             )
+        finally:
+            if gate is not None:
+                gate.leave()
 
     async def _database_unavailable(
         self, scope: Scope, exc: Exception, send: Send, started: bool
     ) -> None:
         """503 with Retry-After, not a 500 and a traceback per request: logged once per
         failure window by the app's DatabaseHealth."""
-        health: DatabaseHealth | None = getattr(scope.get("app"), "state", None) and getattr(
-            scope["app"].state, "db_health", None
-        )
+        health: DatabaseHealth | None = _app_state(scope, "db_health")
         if health is not None:
             health.failed(exc)
         if started:
             raise exc
-        await self._send_error(
+        await self._send_unavailable(send)
+
+    @classmethod
+    async def _send_unavailable(cls, send: Send) -> None:
+        await cls._send_error(
             send,
             503,
             "service_unavailable",
