@@ -4,6 +4,8 @@ served, a place handed straight to the oldest waiter, a bounded wait answered 50
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 
 import pytest
 
@@ -95,17 +97,40 @@ def test_a_pooled_server_database_gets_half_the_pool_and_sqlite_none() -> None:
     assert create_admission_gate(Settings(database_url="sqlite+aiosqlite:///x.db")) is None
 
 
-async def test_an_api_request_that_cannot_get_in_is_a_503_and_the_database_is_not_down(
-    app, client, actor, monkeypatch
+@contextlib.contextmanager
+def gate_of(app, gate: AdmissionGate) -> Iterator[AdmissionGate]:
+    """The app's gate replaced for one test (app.state is a Starlette State, whose attributes
+    pytest's monkeypatch deletes on undo instead of restoring)."""
+    before = app.state.admission
+    app.state.admission = gate
+    try:
+        yield gate
+    finally:
+        app.state.admission = before
+
+
+async def test_an_api_read_that_cannot_get_in_is_a_503_and_the_database_is_not_down(
+    app, client, actor
 ) -> None:
-    gate = AdmissionGate(1, timeout=0.05)
-    monkeypatch.setattr(app.state, "admission", gate)
-    assert await gate.enter()  # every place taken
-    resp = await client.get("/api/v1/accounts", headers=actor.headers)
-    assert_envelope(resp, 503, "service_unavailable")
-    assert resp.headers["retry-after"] == "5"
-    assert (await client.get("/healthz")).status_code == 200  # not behind the gate
-    gate.leave()
-    resp = await client.get("/api/v1/accounts", headers=actor.headers)
-    assert resp.status_code == 200, resp.text  # busy, not down: no pause after the 503
-    assert gate.active == 0
+    with gate_of(app, AdmissionGate(1, timeout=0.05)) as gate:
+        assert await gate.enter()  # every place taken
+        resp = await client.get("/api/v1/accounts", headers=actor.headers)
+        assert_envelope(resp, 503, "service_unavailable")
+        assert resp.headers["retry-after"] == "5"
+        assert (await client.get("/healthz")).status_code == 200  # not behind the gate
+        gate.leave()
+        resp = await client.get("/api/v1/accounts", headers=actor.headers)
+        assert resp.status_code == 200, resp.text  # busy, not down: no pause after the 503
+        assert gate.active == 0
+
+
+async def test_writes_are_not_queued_at_the_gate(app, client, actor) -> None:
+    with gate_of(app, AdmissionGate(1, timeout=0.05)) as gate:
+        assert await gate.enter()  # every place taken: reads wait, writes go on to the pool
+        body = {"name": "Written"}
+        resp = await client.post("/api/v1/accounts", json=body, headers=actor.headers)
+        assert resp.status_code == 201, resp.text
+        head = await client.head("/api/v1/accounts", headers=actor.headers)
+        assert head.status_code == 503  # HEAD is a read
+        gate.leave()
+        assert gate.active == 0
