@@ -199,9 +199,13 @@ class AdmissionGate:
     def leave(self) -> None:
         while self._waiting:
             place = self._waiting.popleft()
-            if not place.done():
+            if place.done():
+                continue  # cancelled or timed out, already on its way out
+            try:
                 place.set_result(None)
-                return
+            except RuntimeError:
+                continue  # its event loop is closed (an app served by more than one loop)
+            return
         self.active -= 1
 
     def _forget(self, place: asyncio.Future[None]) -> None:
