@@ -36,13 +36,28 @@ HUGE = 1_000_000_000
 SECRET = "bench-cpu-secret-" + uuid.uuid4().hex
 
 
+# updatePlanTask: each request toggles the task's `completed` (bench/run.py's LUA_TOGGLE).
+TOGGLE = """
+wrk.headers["Content-Type"] = "application/json"
+counter = 0
+request = function()
+  counter = counter + 1
+  local body = counter % 2 == 0 and '{"completed": true}' or '{"completed": false}'
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
+
 def drive(url: str, auth: str, connections: int, seconds: int, method: str = "GET") -> int:
-    """Requests wrk completed (2xx/3xx checked by the caller's preflight)."""
+    """Requests wrk completed (2xx/3xx checked by the caller's preflight). A PATCH toggles a
+    task (`TOGGLE`)."""
     wrk = ensure_wrk()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(f'wrk.method = "{method}"\n')
         if auth:
             script.write(f'wrk.headers["Authorization"] = "{auth}"\n')
+        if method == "PATCH":
+            script.write(TOGGLE)
     out = subprocess.run(
         [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url],
         capture_output=True,
@@ -57,21 +72,21 @@ def drive(url: str, auth: str, connections: int, seconds: int, method: str = "GE
 
 
 def measure(
-    server: Server, path: str, auth: str, connections: int, seconds: int
+    server: Server, path: str, auth: str, connections: int, seconds: int, method: str = "GET"
 ) -> tuple[float, float]:
     """User and system CPU milliseconds per request of the server's processes. The system
     part (loopback sockets, wake-ups) grows with the machine's load; the user part is the
     Python work and moves least."""
     pids = server.pids()
     user0, sys0 = cpu_seconds(pids)
-    count = drive(server.url + path, auth, connections, seconds)
+    count = drive(server.url + path, auth, connections, seconds, method)
     user1, sys1 = cpu_seconds(pids)
     per = 1000 / max(count, 1)
     return (user1 - user0) * per, (sys1 - sys0) * per
 
 
 async def make_data(url: str, accounts: int) -> dict[str, Any]:
-    from sqlalchemy import insert
+    from sqlalchemy import insert, select
     from sqlalchemy.ext.asyncio import create_async_engine
 
     from salesplan.auth.principal import RequestContext
@@ -81,6 +96,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
     from salesplan.kit.ids import uuid7
     from salesplan.migrate import upgrade
     from salesplan.models.crm import Account
+    from salesplan.models.plans import PlanTask
     from salesplan.organizations.service import add_user, create_organization
     from salesplan.plans.schemas import PlanCreate
     from salesplan.plans.service import create_plan
@@ -118,13 +134,21 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
         ctx = RequestContext.internal(org.id, user.id)
         plan = await create_plan(session, ctx, PlanCreate.model_validate(big_plan_body(user.id)))
         await session.commit()
+        task = (
+            await session.execute(select(PlanTask.id).where(PlanTask.plan_id == plan).limit(1))
+        ).scalar_one()
     await engine.dispose()
     return {
         "org": str(org.id),
         "key": key,
         "account": str(rows[len(rows) // 2]["id"]),
         "plan": str(plan),
+        "task": str(task),
     }
+
+
+def _method(name: str) -> str:
+    return "PATCH" if name.startswith("update") else "GET"
 
 
 def main() -> None:
@@ -170,6 +194,7 @@ def main() -> None:
             "listAccounts cursor": ("/api/v1/accounts?limit=50", auth),
             "getPlan (big)": (f"/api/v1/plans/{data['plan']}", auth),
             "listPlans page": ("/api/v1/plans?pageSize=50", auth),
+            "updatePlanTask": (f"/api/v1/plans/{data['plan']}/tasks/{data['task']}", auth),
         }
         if args.only:
             paths = {k: v for k, v in paths.items() if any(o in k for o in args.only)}
@@ -179,10 +204,13 @@ def main() -> None:
                 httpx.get(bare.url + "/floor")
             results["bare floor"] = measure(bare, "/floor", "", args.connections, args.seconds)
         with serve(env) as server:
-            for path, token in paths.values():
+            for name, (path, token) in paths.items():
                 for _ in range(30):
-                    resp = httpx.get(
-                        server.url + path, headers={"Authorization": token} if token else {}
+                    resp = httpx.request(
+                        _method(name),
+                        server.url + path,
+                        headers={"Authorization": token} if token else {},
+                        json={"completed": True} if _method(name) == "PATCH" else None,
                     )
                     if resp.status_code != 200:
                         raise SystemExit(f"{path}: {resp.status_code} {resp.text[:300]}")
@@ -209,7 +237,9 @@ def main() -> None:
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
                     )
-                results[name] = measure(server, path, token, args.connections, args.seconds)
+                results[name] = measure(
+                    server, path, token, args.connections, args.seconds, _method(name)
+                )
                 if spy is not None:
                     spy.wait()
         floor = sum(results["bare floor"])
