@@ -29,6 +29,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import Server, cpu_seconds, ensure_wrk, serve, serve_floor
+from run import LUA_TOGGLE
 
 from plans import big_plan_body
 
@@ -36,28 +37,16 @@ HUGE = 1_000_000_000
 SECRET = "bench-cpu-secret-" + uuid.uuid4().hex
 
 
-# updatePlanTask: each request toggles the task's `completed` (bench/run.py's LUA_TOGGLE).
-TOGGLE = """
-wrk.headers["Content-Type"] = "application/json"
-counter = 0
-request = function()
-  counter = counter + 1
-  local body = counter % 2 == 0 and '{"completed": true}' or '{"completed": false}'
-  return wrk.format(nil, nil, nil, body)
-end
-"""
-
-
 def drive(url: str, auth: str, connections: int, seconds: int, method: str = "GET") -> int:
     """Requests wrk completed (2xx/3xx checked by the caller's preflight). A PATCH toggles a
-    task (`TOGGLE`)."""
+    task's `completed` (run.py's LUA_TOGGLE)."""
     wrk = ensure_wrk()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(f'wrk.method = "{method}"\n')
         if auth:
             script.write(f'wrk.headers["Authorization"] = "{auth}"\n')
         if method == "PATCH":
-            script.write(TOGGLE)
+            script.write('wrk.headers["Content-Type"] = "application/json"\n' + LUA_TOGGLE)
     out = subprocess.run(
         [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url],
         capture_output=True,

@@ -92,7 +92,7 @@ async def read(
 @functools.cache
 def _query(include_archived: bool, crm_id: bool, owner_id: bool, search: bool) -> Select:  # type: ignore[type-arg]
     """listAccounts' statement for one combination of filters, built once: the organization
-    and the filters' values are its parameters (`_values`)."""
+    and the filters' values are its parameters (see `page`)."""
     stmt = scoped_by_parameter(select(*COLUMNS), Account)
     if not include_archived:
         stmt = stmt.where(A.archived_at.is_(None))

@@ -20,7 +20,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
-from salesplan.db import SessionDep, read_connection, read_only
+from salesplan.db import SessionDep, read_connection
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
@@ -45,7 +45,6 @@ AccountList = ListResponse[AccountOut]
     description=text.LIST_ACCOUNTS,
 )
 @as_tool(docs=text.LIST_ACCOUNTS_ARGS)
-@read_only
 async def list_accounts(
     ctx: Read,
     codec: CursorCodecDep,
@@ -110,7 +109,6 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
     description=text.GET_ACCOUNT,
 )
 @as_tool(docs=text.GET_ACCOUNT_ARGS)
-@read_only
 async def get_account(accountId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read one account."""
     # One statement on a pooled connection; ETag of the body, If-None-Match → 304.

@@ -14,11 +14,12 @@ thread's counters move only when the message was new. The functions are synchron
 
 from __future__ import annotations
 
+import functools
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Select, Table, bindparam, case, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -55,53 +56,37 @@ class Incoming:
     calendar_event_id: uuid.UUID | None = None
 
 
-def _insert(dialect: str, table: Table) -> Any:
-    module: Any = postgresql if dialect == "postgresql" else sqlite
-    return module.insert(table)
+class _Statements(NamedTuple):
+    new_thread: Any
+    thread_id: Any
+    new_message: Any
+    participants: Any
+    bump_thread: dict[str, Any]  # by the message's direction: its thread's counters
 
 
-# The statements are built once per dialect and executed with parameter dicts: building a
-# statement with its values inline (and generating its cache key) cost more than running it,
-# and the delivery worker records every sent e-mail here (bench/delivery.py).
-_BUILT: dict[tuple[str, str], Any] = {}
-
-
-def _statement(conn: Connection, name: str) -> Any:
-    key = (conn.dialect.name, name)
-    stmt = _BUILT.get(key)
-    if stmt is None:
-        stmt = _BUILT[key] = _BUILDERS[name](conn.dialect.name)
-    return stmt
-
-
-def _new_thread_statement(dialect: str) -> Any:
-    return (
-        _insert(dialect, _THREADS)
-        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
-        .returning(_THREADS.c.id)
-    )
-
-
-def _thread_id_statement(_dialect: str) -> Any:
+@functools.cache
+def _statements(dialect: str) -> _Statements:
+    """The statements that record a message, built once per dialect and run with parameter
+    dicts: building a statement with its values inline (and its cache key) cost more than
+    running it, and the delivery worker records every sent e-mail here (bench/delivery.py)."""
+    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
     t = _THREADS.c
-    return select(t.id).where(
-        t.organization_id == bindparam("p_org"),
-        t.kind == bindparam("p_kind"),
-        t.thread_key == bindparam("p_key"),
-    )
-
-
-def _new_message_statement(dialect: str) -> Any:
-    return (
-        _insert(dialect, _MESSAGES)
+    return _Statements(
+        new_thread=insert(_THREADS)
+        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
+        .returning(t.id),
+        thread_id=select(t.id).where(
+            t.organization_id == bindparam("p_org"),
+            t.kind == bindparam("p_kind"),
+            t.thread_key == bindparam("p_key"),
+        ),
+        new_message=insert(_MESSAGES)
         .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
-        .returning(_MESSAGES.c.id)
-    )
-
-
-def _participants_statement(dialect: str) -> Any:
-    return _insert(dialect, _PARTICIPANTS).on_conflict_do_nothing(
-        index_elements=["thread_id", "email"]
+        .returning(_MESSAGES.c.id),
+        participants=insert(_PARTICIPANTS).on_conflict_do_nothing(
+            index_elements=["thread_id", "email"]
+        ),
+        bump_thread={d: _count_statement(d) for d in ("inbound", "outbound")},
     )
 
 
@@ -123,16 +108,6 @@ def _count_statement(direction: str) -> Any:
         column.key: case((column.is_(None) | (column < at), at), else_=column),
     }
     return update(_THREADS).where(t.id == bindparam("p_thread")).values(**values)
-
-
-_BUILDERS: dict[str, Callable[[str], Any]] = {
-    "new_thread": _new_thread_statement,
-    "thread_id": _thread_id_statement,
-    "new_message": _new_message_statement,
-    "participants": _participants_statement,
-    "count_inbound": lambda _dialect: _count_statement("inbound"),
-    "count_outbound": lambda _dialect: _count_statement("outbound"),
-}
 
 
 def snippet(text: str) -> str:
@@ -181,12 +156,12 @@ def _new_thread(conn: Connection, item: Incoming) -> uuid.UUID | None:
         "created_at": now,
         "updated_at": now,
     }
-    return conn.execute(_statement(conn, "new_thread"), row).scalar_one_or_none()
+    return conn.execute(_statements(conn.dialect.name).new_thread, row).scalar_one_or_none()
 
 
 def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
     key = {"p_org": item.organization_id, "p_kind": item.kind, "p_key": item.thread_key}
-    return conn.execute(_statement(conn, "thread_id"), key).scalar_one()
+    return conn.execute(_statements(conn.dialect.name).thread_id, key).scalar_one()
 
 
 def add_participants(
@@ -207,7 +182,7 @@ def add_participants(
                 "name": (name or None) and str(name)[:320],
             }
     if rows:
-        conn.execute(_statement(conn, "participants"), list(rows.values()))
+        conn.execute(_statements(conn.dialect.name).participants, list(rows.values()))
 
 
 def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
@@ -231,7 +206,7 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
         "slack_ts": item.slack_ts,
         "created_at": utcnow(),
     }
-    message_id = conn.execute(_statement(conn, "new_message"), row).scalar_one_or_none()
+    message_id = conn.execute(_statements(conn.dialect.name).new_message, row).scalar_one_or_none()
     if message_id is None:
         return None
     if new_thread is None:
@@ -252,8 +227,8 @@ def _count_in_thread(conn: Connection, thread_id: uuid.UUID, item: Incoming) -> 
         "p_subject": item.subject,
         "p_now": utcnow(),
     }
-    name = "count_inbound" if item.direction == "inbound" else "count_outbound"
-    conn.execute(_statement(conn, name), params)
+    direction = "inbound" if item.direction == "inbound" else "outbound"
+    conn.execute(_statements(conn.dialect.name).bump_thread[direction], params)
 
 
 # -- sources -------------------------------------------------------------------------------

@@ -243,8 +243,9 @@ async def paginate(
             )
         page = cached[1]
         values = dict(bound)
-    # Built once and run on a plain connection: straight on the driver (kit/driver.py).
-    driver = page.driver if isinstance(db, AsyncConnection) else None
+    # Built once and run on a plain connection for rows (not entities): straight on the driver
+    # (kit/driver.py).
+    on_driver = isinstance(db, AsyncConnection) and not scalars
     size = params.page_size
 
     if params.mode == "cursor":
@@ -253,7 +254,7 @@ async def paginate(
                 params.cursor, params.sort_by, params.order
             )
         values["_limit"] = size + 1
-        rows = await _fetch(db, page.rows, driver and driver[0], values)
+        rows = await page.fetch(db, values, on_driver)
         has_next = len(rows) > size
         rows = rows[:size]
         next_cursor = None
@@ -262,13 +263,10 @@ async def paginate(
             next_cursor = codec.encode(params.sort_by, params.order, rows[-1][-2], rows[-1][-1])
         meta = PaginationMeta(has_next_page=has_next, next_cursor=next_cursor, page_size=size)
     else:
-        if driver is None:
-            total = int((await db.execute(page.count, values)).scalar_one())
-        else:
-            total = int(await driver[1].fetchval(db, values))  # type: ignore[arg-type]
+        total = await page.total(db, values, on_driver)
         offset = (params.page - 1) * size
         values["_limit"], values["_offset"] = size, offset
-        rows = await _fetch(db, page.rows, driver and driver[0], values)
+        rows = await page.fetch(db, values, on_driver)
         total_pages = max(1, math.ceil(total / size))
         meta = PaginationMeta(
             has_next_page=offset + len(rows) < total,
@@ -282,21 +280,26 @@ async def paginate(
 
 
 class _Page(NamedTuple):
+    """A list's rows and count statements; for statements built once (`bound`) also on the
+    driver."""
+
     rows: Any
     count: Any
-    # The two on the driver, for statements built once (`bound`).
     driver: tuple[DriverStatement, DriverStatement] | None
 
+    async def fetch(
+        self, db: AsyncSession | AsyncConnection, values: dict[str, Any], on_driver: bool
+    ) -> Sequence[Any]:
+        if on_driver and self.driver is not None:
+            return await self.driver[0].fetch(db, values)  # type: ignore[arg-type]
+        return (await db.execute(self.rows, values)).all()
 
-async def _fetch(
-    db: AsyncSession | AsyncConnection,
-    stmt: Any,
-    driver: DriverStatement | None,
-    values: dict[str, Any],
-) -> Sequence[Any]:
-    if driver is not None:
-        return await driver.fetch(db, values)  # type: ignore[arg-type]
-    return (await db.execute(stmt, values)).all()
+    async def total(
+        self, db: AsyncSession | AsyncConnection, values: dict[str, Any], on_driver: bool
+    ) -> int:
+        if on_driver and self.driver is not None:
+            return int(await self.driver[1].fetchval(db, values))  # type: ignore[arg-type]
+        return int((await db.execute(self.count, values)).scalar_one())
 
 
 # Page statements derived from long-lived statements (`paginate(bound=...)`), by the statement's

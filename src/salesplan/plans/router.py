@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep, read_connection, read_only
+from salesplan.db import SessionDep, read_connection
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
@@ -77,7 +77,6 @@ def _list(items: list[dict], meta: Any) -> Response:
     description=text.LIST_PLANS,
 )
 @as_tool(docs=text.LIST_PLANS_ARGS)
-@read_only
 async def list_plans(
     ctx: Read,
     codec: CursorCodecDep,
@@ -136,7 +135,6 @@ async def create_plan(body: PlanCreate, ctx: Write, session: SessionDep) -> Resp
     description=text.GET_PLAN,
 )
 @as_tool(docs=text.GET_PLAN_ARGS)
-@read_only
 async def get_plan(planId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
     # ETag / If-None-Match (304) and the cached body: plans/versioning.py. A pooled
