@@ -29,7 +29,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import Server, cpu_seconds, ensure_wrk, serve, serve_floor
-from run import LUA_TOGGLE
+from run import LUA_TOGGLE, prepare_map
 
 from plans import big_plan_body
 
@@ -37,16 +37,23 @@ HUGE = 1_000_000_000
 SECRET = "bench-cpu-secret-" + uuid.uuid4().hex
 
 
+MAP_BODY = '{"supportStatus": "champion"}'
+
+
 def drive(url: str, auth: str, connections: int, seconds: int, method: str = "GET") -> int:
-    """Requests wrk completed (2xx/3xx checked by the caller's preflight). A PATCH toggles a
-    task's `completed` (run.py's LUA_TOGGLE)."""
+    """Requests wrk completed (2xx/3xx checked by the caller's preflight). A PATCH of a task
+    toggles its `completed` (run.py's LUA_TOGGLE); one of a map contact sends MAP_BODY."""
     wrk = ensure_wrk()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(f'wrk.method = "{method}"\n')
         if auth:
             script.write(f'wrk.headers["Authorization"] = "{auth}"\n')
         if method == "PATCH":
-            script.write('wrk.headers["Content-Type"] = "application/json"\n' + LUA_TOGGLE)
+            script.write('wrk.headers["Content-Type"] = "application/json"\n')
+            if "/contacts/" in url:
+                script.write(f"wrk.body = '{MAP_BODY}'\n")
+            else:
+                script.write(LUA_TOGGLE)
     out = subprocess.run(
         [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "-s", script.name, url],
         capture_output=True,
@@ -84,7 +91,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
     from salesplan.kit.clock import utcnow
     from salesplan.kit.ids import uuid7
     from salesplan.migrate import upgrade
-    from salesplan.models.crm import Account
+    from salesplan.models.crm import Account, Contact
     from salesplan.models.plans import PlanTask
     from salesplan.organizations.service import add_user, create_organization
     from salesplan.plans.schemas import PlanCreate
@@ -120,6 +127,22 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
             for i in range(accounts)
         ]
         await session.execute(insert(Account.__table__), rows)
+        contact = uuid7()
+        await session.execute(
+            insert(Contact.__table__),
+            [
+                {
+                    "id": contact,
+                    "organization_id": org.id,
+                    "account_id": rows[len(rows) // 2]["id"],
+                    "first_name": "Ada",
+                    "last_name": "Lovelace",
+                    "email": "ada@example.com",
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            ],
+        )
         ctx = RequestContext.internal(org.id, user.id)
         plan = await create_plan(session, ctx, PlanCreate.model_validate(big_plan_body(user.id)))
         await session.commit()
@@ -133,11 +156,12 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
         "account": str(rows[len(rows) // 2]["id"]),
         "plan": str(plan),
         "task": str(task),
+        "contact": str(contact),
     }
 
 
 def _method(name: str) -> str:
-    return "PATCH" if name.startswith("update") else "GET"
+    return "PATCH" if name.startswith(("update", "upsert")) else "GET"
 
 
 def main() -> None:
@@ -184,6 +208,7 @@ def main() -> None:
             "getPlan (big)": (f"/api/v1/plans/{data['plan']}", auth),
             "listPlans page": ("/api/v1/plans?pageSize=50", auth),
             "updatePlanTask": (f"/api/v1/plans/{data['plan']}/tasks/{data['task']}", auth),
+            "upsertRelationshipMapContact": ("/api/v1/relationship-maps/{map}/contacts/", auth),
         }
         if args.only:
             paths = {k: v for k, v in paths.items() if any(o in k for o in args.only)}
@@ -193,13 +218,22 @@ def main() -> None:
                 httpx.get(bare.url + "/floor")
             results["bare floor"] = measure(bare, "/floor", "", args.connections, args.seconds)
         with serve(env) as server:
+            if "upsertRelationshipMapContact" in paths:
+                map_id = prepare_map(server, {"Authorization": auth}, data)
+                paths["upsertRelationshipMapContact"] = (
+                    f"/api/v1/relationship-maps/{map_id}/contacts/{data['contact']}",
+                    auth,
+                )
             for name, (path, token) in paths.items():
                 for _ in range(30):
                     resp = httpx.request(
                         _method(name),
                         server.url + path,
-                        headers={"Authorization": token} if token else {},
-                        json={"completed": True} if _method(name) == "PATCH" else None,
+                        headers=({"Authorization": token} if token else {})
+                        | {"Content-Type": "application/json"},
+                        content=(MAP_BODY if "/contacts/" in path else '{"completed": true}')
+                        if _method(name) == "PATCH"
+                        else None,
                     )
                     if resp.status_code != 200:
                         raise SystemExit(f"{path}: {resp.status_code} {resp.text[:300]}")

@@ -1,5 +1,6 @@
-"""Tail latency at 64 connections: p50 and p99 of getAccount, listPlans and updatePlanTask (all
-clients toggling one task), on PostgreSQL, for one server configuration.
+"""Tail latency at 64 connections: p50 and p99 of getAccount, listPlans, updatePlanTask (all
+clients toggling one task) and upsertRelationshipMapContact (all clients writing one placement),
+on PostgreSQL, for one server configuration.
 
     .venv/bin/python bench/tails.py [--rounds N] [--seconds S] [SALESPLAN_SETTING=value ...]
 
@@ -22,9 +23,9 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu import HUGE, SECRET, make_data
+from cpu import HUGE, MAP_BODY, SECRET, make_data
 from harness import WrkResult, run_wrk, serve
-from run import LUA_TOGGLE, create_database, drop_database
+from run import LUA_TOGGLE, create_database, drop_database, prepare_map
 
 
 def line(name: str, connections: int, r: WrkResult) -> str:
@@ -58,6 +59,7 @@ def main() -> None:
                 f"{server.url}/api/v1/plans/{data['plan']}", headers={"Authorization": auth}
             ).json()
             task = plan["tasks"][0]["id"]
+            map_id = prepare_map(server, {"Authorization": auth}, data)
             scenarios = [
                 ("getAccount", f"/api/v1/accounts/{data['account']}", "GET", ""),
                 ("listPlans", "/api/v1/plans?limit=50", "GET", ""),
@@ -66,6 +68,12 @@ def main() -> None:
                     f"/api/v1/plans/{data['plan']}/tasks/{task}",
                     "PATCH",
                     LUA_TOGGLE,
+                ),
+                (
+                    "upsertMapContact",
+                    f"/api/v1/relationship-maps/{map_id}/contacts/{data['contact']}",
+                    "PATCH",
+                    f"wrk.body = '{MAP_BODY}'\n",
                 ),
             ]
             print(f"bench/tails.py {' '.join(args.settings) or '(defaults)'}", flush=True)

@@ -337,3 +337,13 @@ def read_connection(request: Request) -> AsyncConnection:
     check_available(request)
     engine: AsyncEngine = request.app.state.read_engine
     return engine.connect()
+
+
+def write_connection(request: Request) -> AsyncConnection:
+    """A pooled connection for the hottest writes in Core on the driver, outside any
+    transaction: a statement sent alone commits on its own, and `kit.driver.transaction(conn)`
+    makes one of several. `async with write_connection(request) as conn:` in the route, so
+    that the connection is back in the pool (and the write committed) before the response."""
+    check_available(request)
+    engine: AsyncEngine = request.app.state.engine
+    return engine.connect()

@@ -290,11 +290,10 @@ class RequestMiddleware:
                     raise HTTPException(413)
             return message
 
-        # First come, first served in front of the database pool (db.AdmissionGate): the API's
-        # reads. Writes are not queued here: those that meet on one row wait in PostgreSQL's
-        # lock queue, where a smaller admitted set made their tail worse (bench/README.md).
+        # First come, first served in front of the database pool (db.AdmissionGate): every
+        # API request, reads and writes (bench/README.md, "the tails").
         gate: AdmissionGate | None = None
-        if method in ("GET", "HEAD") and scope.get("path", "").startswith("/api/"):
+        if scope.get("path", "").startswith("/api/"):
             gate = _app_state(scope, "admission")
         if gate is not None and not await gate.enter():
             await self._send_unavailable(send_wrapper)

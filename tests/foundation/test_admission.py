@@ -124,13 +124,17 @@ async def test_an_api_read_that_cannot_get_in_is_a_503_and_the_database_is_not_d
         assert gate.active == 0
 
 
-async def test_writes_are_not_queued_at_the_gate(app, client, actor) -> None:
+async def test_writes_queue_at_the_gate_too(app, client, actor) -> None:
+    """A write that cannot get in is refused before it starts: nothing is written."""
     with gate_of(app, AdmissionGate(1, timeout=0.05)) as gate:
-        assert await gate.enter()  # every place taken: reads wait, writes go on to the pool
-        body = {"name": "Written"}
+        assert await gate.enter()  # every place taken
+        body = {"name": "Queued write"}
+        resp = await client.post("/api/v1/accounts", json=body, headers=actor.headers)
+        assert_envelope(resp, 503, "service_unavailable")
+        assert (await client.head("/api/v1/accounts", headers=actor.headers)).status_code == 503
+        gate.leave()
+        listed = await client.get("/api/v1/accounts", headers=actor.headers)
+        assert [a["name"] for a in listed.json()["data"]].count("Queued write") == 0
         resp = await client.post("/api/v1/accounts", json=body, headers=actor.headers)
         assert resp.status_code == 201, resp.text
-        head = await client.head("/api/v1/accounts", headers=actor.headers)
-        assert head.status_code == 503  # HEAD is a read
-        gate.leave()
         assert gate.active == 0

@@ -16,16 +16,20 @@ once per dialect and runs it on the driver connection underneath SQLAlchemy's:
   rows hold what SQLAlchemy would have answered (UUIDs, date-times), as tuples.
 - Any other driver: the same statement through SQLAlchemy.
 
-Rows of every path are indexable by position (slices too) and iterate over their values."""
+Rows of every path are indexable by position (slices too) and iterate over their values.
+
+Writes too: an UPDATE or INSERT with RETURNING runs the same way, inside `transaction(conn)`,
+which opens the transaction on the driver itself (see there)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Executable
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 
 @dataclass(frozen=True)
@@ -47,11 +51,18 @@ class DriverStatement:
         found = self._compiled_for.get(dialect.name)
         if found is None:
             compiled: Any = self.statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+            if compiled.insert_prefetch or compiled.update_prefetch:
+                # SQLAlchemy computes these values (a column's Python default or onupdate, as
+                # `updated_at`'s) when it executes the statement itself; here they would go
+                # out as NULL.
+                names = [c.key for c in (*compiled.insert_prefetch, *compiled.update_prefetch)]
+                raise TypeError(f"set {names} explicitly: their Python defaults would not run")
             results: list[tuple[int, Callable[[Any], Any]]] = []
             binds: dict[str, Callable[[Any], Any]] = {}
             if dialect.name == "sqlite":
                 binds = dict(compiled._bind_processors)
-                for i, column in enumerate(getattr(self.statement, "selected_columns", ())):
+                # A SELECT's columns, or the RETURNING columns of an UPDATE / INSERT.
+                for i, column in enumerate(getattr(self.statement, "exported_columns", ())):
                     processor = column.type._cached_result_processor(dialect, None)
                     if processor is not None:
                         results.append((i, processor))
@@ -68,8 +79,10 @@ class DriverStatement:
             )
         return found
 
-    async def fetchrow(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Any:
-        """The first row, or None."""
+    async def fetchrow(self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]) -> Any:
+        """The first row, or None. `db` may be a session: its connection (and its transaction,
+        when SQLAlchemy has begun one) runs the statement."""
+        conn = db if isinstance(db, AsyncConnection) else await db.connection()
         name = conn.dialect.name
         if name == "postgresql":
             return await self._on_asyncpg(conn, "fetchrow", params)
@@ -78,8 +91,11 @@ class DriverStatement:
             return rows[0] if rows else None
         return (await conn.execute(self.statement, params)).first()
 
-    async def fetch(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Sequence[Any]:
+    async def fetch(
+        self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]
+    ) -> Sequence[Any]:
         """Every row."""
+        conn = db if isinstance(db, AsyncConnection) else await db.connection()
         name = conn.dialect.name
         if name == "postgresql":
             return await self._on_asyncpg(conn, "fetch", params)  # type: ignore[no-any-return]
@@ -87,8 +103,9 @@ class DriverStatement:
             return await self._on_aiosqlite(conn, params)
         return (await conn.execute(self.statement, params)).all()
 
-    async def fetchval(self, conn: AsyncConnection, params: Mapping[str, Any]) -> Any:
+    async def fetchval(self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]) -> Any:
         """The first column of the first row, or None."""
+        conn = db if isinstance(db, AsyncConnection) else await db.connection()
         if conn.dialect.name == "postgresql":
             return await self._on_asyncpg(conn, "fetchval", params)
         row = await self.fetchrow(conn, params)
@@ -134,6 +151,31 @@ class DriverStatement:
                 values[i] = processor(values[i])
             out.append(tuple(values))
         return out
+
+
+@contextlib.asynccontextmanager
+async def transaction(conn: AsyncConnection) -> AsyncIterator[AsyncConnection]:
+    """One transaction around the DriverStatements run on `conn` in the block: committed when
+    the block ends, rolled back if it raises. Run nothing but DriverStatements inside it.
+
+    - PostgreSQL: asyncpg's own transaction on the driver connection (BEGIN … COMMIT).
+      SQLAlchemy's asyncpg adapter begins its transaction lazily, at the first statement
+      SQLAlchemy itself sends, so statements sent straight to the driver would each commit on
+      their own under `conn.begin()`.
+    - SQLite: SQLAlchemy's; the driver's (pysqlite's) own BEGIN comes before the first write,
+      and SQLAlchemy's COMMIT or ROLLBACK ends it."""
+    if conn.dialect.name != "postgresql":
+        async with conn.begin():
+            yield conn
+        return
+    raw = await conn.get_raw_connection()
+    try:
+        async with raw.driver_connection.transaction():  # type: ignore[union-attr]
+            yield conn
+    except Exception as exc:
+        if _connection_lost(exc):
+            await conn.invalidate(exc)
+        raise
 
 
 def _connection_lost(exc: BaseException) -> bool:

@@ -9,14 +9,15 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import bindparam, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound, Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.patch import reject_nulls
-from salesplan.kit.scoping import get_scoped, scoped
+from salesplan.kit.scoping import get_scoped, scoped, scoped_by_parameter
 from salesplan.models.crm import Contact
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan, PlanMilestone
@@ -31,9 +32,30 @@ def missing(field: str, what: str, value: Any) -> Unprocessable:
     )
 
 
-async def is_member(session: AsyncSession, ctx: RequestContext, user_id: uuid.UUID) -> bool:
-    stmt = scoped(select(Membership.user_id).where(Membership.user_id == user_id), ctx, Membership)
-    return (await session.execute(stmt)).first() is not None
+# The reference checks are statements built once, run on the driver (kit.driver): in a session's
+# transaction, or in the Core write path's (`tasks.update_task`).
+Db = AsyncSession | AsyncConnection
+
+_MEMBER = DriverStatement(
+    scoped_by_parameter(
+        select(Membership.user_id).where(Membership.user_id == bindparam("user_id")), Membership
+    )
+)
+_LIVE_MILESTONE = DriverStatement(
+    scoped_by_parameter(
+        select(PlanMilestone.id).where(
+            PlanMilestone.id == bindparam("milestone_id"),
+            PlanMilestone.plan_id == bindparam("plan_id"),
+            PlanMilestone.archived_at.is_(None),
+        ),
+        PlanMilestone,
+    )
+)
+
+
+async def is_member(db: Db, ctx: RequestContext, user_id: uuid.UUID) -> bool:
+    params = {"user_id": user_id, "organization_id": ctx.organization_id}
+    return await _MEMBER.fetchrow(db, params) is not None
 
 
 async def find_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
@@ -64,12 +86,16 @@ async def _locked_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
     return await get_scoped(session, Plan, ctx, plan_id, for_update=True)
 
 
+def plan_archived(plan_id: uuid.UUID) -> Unprocessable:
+    return Unprocessable(
+        "The plan is archived; restore it before changing its content.",
+        details={"planId": str(plan_id), "reason": "plan_archived"},
+    )
+
+
 def _refuse_archived(plan: Plan) -> None:
     if plan.archived_at is not None:
-        raise Unprocessable(
-            "The plan is archived; restore it before changing its content.",
-            details={"planId": str(plan.id), "reason": "plan_archived"},
-        )
+        raise plan_archived(plan.id)
 
 
 async def child_row(
@@ -83,20 +109,16 @@ async def child_row(
 
 
 async def check_milestone(
-    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID | None
+    db: Db, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID | None
 ) -> None:
     if milestone_id is None:
         return
-    stmt = scoped(
-        select(PlanMilestone.id).where(
-            PlanMilestone.id == milestone_id,
-            PlanMilestone.plan_id == plan_id,
-            PlanMilestone.archived_at.is_(None),
-        ),
-        ctx,
-        PlanMilestone,
-    )
-    if (await session.execute(stmt)).first() is None:
+    params = {
+        "milestone_id": milestone_id,
+        "plan_id": plan_id,
+        "organization_id": ctx.organization_id,
+    }
+    if await _LIVE_MILESTONE.fetchrow(db, params) is None:
         raise Unprocessable(
             "milestoneId must be a live milestone of this plan.",
             details={"field": "milestoneId", "id": str(milestone_id)},
@@ -123,10 +145,8 @@ async def check_owners(
             raise missing(field, "Contact" if model is Contact else "User", min(absent, key=str))
 
 
-async def check_assignee(
-    session: AsyncSession, ctx: RequestContext, user_id: uuid.UUID | None
-) -> None:
-    if user_id is not None and not await is_member(session, ctx, user_id):
+async def check_assignee(db: Db, ctx: RequestContext, user_id: uuid.UUID | None) -> None:
+    if user_id is not None and not await is_member(db, ctx, user_id):
         raise missing("assignedToId", "User", user_id)
 
 

@@ -87,15 +87,6 @@ def wire_attribute(key: str) -> str:
     return "".join("_" + c.lower() if c.isupper() else c for c in key)
 
 
-_TASK_ATTRIBUTES = tuple(wire_attribute(k) for k in TASK_KEYS)
-
-
-def task_object_dict(task: Any) -> Obj:
-    """`task_dict` of a flushed PlanTask object (a write answers what it wrote, without
-    reading it back)."""
-    return task_dict([getattr(task, a) for a in _TASK_ATTRIBUTES])
-
-
 def milestone_base(row: Row) -> Obj:
     m = dict(zip(MILESTONE_KEYS, row, strict=False))
     if m["milestone"] is None:

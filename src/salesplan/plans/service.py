@@ -25,7 +25,13 @@ from salesplan.plans.plans import (
     restore_plan,
     update_plan,
 )
-from salesplan.plans.tasks import TASK_SORT, create_task, list_my_tasks, update_task
+from salesplan.plans.tasks import (
+    TASK_SORT,
+    create_task,
+    list_my_tasks,
+    update_task,
+    update_task_at_once,
+)
 from salesplan.plans.views import (
     INCLUDABLE,
     goal_view,
@@ -68,4 +74,5 @@ __all__ = [
     "update_milestone",
     "update_plan",
     "update_task",
+    "update_task_at_once",
 ]

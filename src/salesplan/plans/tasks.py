@@ -4,16 +4,20 @@ Services never commit; they flush so that the renderers read what was written.""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import date
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import bindparam, case, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
+from salesplan.errors import NotFound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import scoped
 from salesplan.models.plans import Plan, PlanTask
@@ -21,11 +25,10 @@ from salesplan.plans import repository as repo
 from salesplan.plans.checks import (
     check_assignee,
     check_milestone,
-    close_patch,
     live_plan,
-    open_patch,
+    plan_archived,
 )
-from salesplan.plans.render import task_dict, task_object_dict
+from salesplan.plans.render import task_dict
 from salesplan.plans.schemas import (
     TaskCreate,
     TaskFields,
@@ -63,25 +66,187 @@ async def create_task(
     return row.id
 
 
+# --- updatePlanTask: the hot write, in Core on the driver ------------------------------------
+
+_IDS: dict[str, Any] = {
+    "plan_id": bindparam("plan_id"),
+    "task_id": bindparam("task_id"),
+    "organization_id": bindparam("organization_id"),
+}
+
+P: Any = repo.P
+T: Any = repo.T
+
+# The plan locked (a row lock until the transaction ends, as `live_plan`'s FOR UPDATE: writes to
+# one plan's content run one after the other), its version bumped and its updated_at stamped
+# (as versioning.bump does for every child write), in one statement. The bump comes before the
+# write it accounts for, as versioning.py's do; a failed write rolls both back.
+_LOCK_AND_BUMP = DriverStatement(
+    update(P)
+    .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
+    .values(version=P.c.version + 1, updated_at=bindparam("new_updated_at"))
+    .returning(P.c.archived_at)
+)
+
+_TASK_EXISTS = DriverStatement(
+    select(T.c.id).where(
+        T.c.id == _IDS["task_id"],
+        T.c.plan_id == _IDS["plan_id"],
+        T.c.organization_id == _IDS["organization_id"],
+    )
+)
+
+
+@functools.lru_cache(maxsize=128)
+def _task_update(keys: frozenset[str]) -> DriverStatement:
+    """UPDATE of the task setting `keys` (TaskUpdate's properties that were sent) and
+    `updated_at`, answering the task's wire columns: one statement per set of keys, built
+    once. `completed_at` follows `completed` from the row's own current value: kept when
+    `completed` does not change, else the new value (now, or null when reopened)."""
+    values: dict[Any, Any] = {T.c[k]: bindparam(f"new_{k}", type_=T.c[k].type) for k in keys}
+    if "completed" in keys:
+        values[T.c.completed_at] = case(
+            (
+                T.c.completed == bindparam("new_completed", type_=T.c.completed.type),
+                T.c.completed_at,
+            ),
+            else_=bindparam("new_completed_at", type_=T.c.completed_at.type),
+        )
+    values[T.c.updated_at] = bindparam("new_updated_at", type_=T.c.updated_at.type)
+    stmt = (
+        update(T)
+        .where(
+            T.c.id == _IDS["task_id"],
+            T.c.plan_id == _IDS["plan_id"],
+            T.c.organization_id == _IDS["organization_id"],
+        )
+        .values(values)
+        .returning(*repo.TASK_COLUMNS)
+    )
+    return DriverStatement(stmt)
+
+
+@functools.lru_cache(maxsize=128)
+def _task_update_at_once(keys: frozenset[str]) -> DriverStatement:
+    """`_task_update` with the plan's lock and bump in the same statement (PostgreSQL):
+
+        WITH locked AS (SELECT id, archived_at FROM plans WHERE <the plan> FOR UPDATE),
+             written AS (UPDATE plan_tasks SET … WHERE <the task>
+                         AND plan_id = (SELECT id FROM locked WHERE archived_at IS NULL)
+                         RETURNING <wire columns>),
+             bumped AS (UPDATE plans SET version = version + 1, updated_at = …
+                        WHERE id IN (SELECT plan_id FROM written))
+        SELECT <wire columns> FROM written
+
+    Locks in the order every plan write takes them: the task's row is locked only after the
+    filter naming `locked` passed, so after the plan's lock. The plan is bumped only when
+    the task was written (the data-modifying CTEs run to completion with the statement);
+    no row answered means nothing was written. The task's SET expressions read its latest
+    committed version (READ COMMITTED re-reads a row updated while the statement waited)."""
+    locked = (
+        select(P.c.id, P.c.archived_at)
+        .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
+        .with_for_update()
+        .cte("locked")
+    )
+    live = select(locked.c.id).where(locked.c.archived_at.is_(None)).scalar_subquery()
+    update_task: Any = _task_update(keys).statement
+    written = update_task.where(T.c.plan_id == live).cte("written")
+    bumped = (
+        update(P)
+        .where(P.c.id.in_(select(written.c.plan_id)))
+        .values(version=P.c.version + 1, updated_at=bindparam("new_updated_at"))
+        .cte("bumped")
+    )
+    columns = [written.c[column.name] for column in repo.TASK_COLUMNS]
+    return DriverStatement(select(*columns).add_cte(bumped))
+
+
+def _task_not_found(task_id: uuid.UUID) -> NotFound:
+    return NotFound(f"{PlanTask.__display_name__} not found.", details={"id": str(task_id)})
+
+
+def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict[str, Any]:
+    return {
+        "plan_id": plan_id,
+        "task_id": task_id,
+        "organization_id": ctx.organization_id,
+        "new_updated_at": utcnow(),
+    }
+
+
+def _set(params: dict[str, Any], sent: dict[str, Any]) -> None:
+    """The statement's `new_…` values of what was sent."""
+    for key, value in sent.items():
+        params[f"new_{key}"] = value
+    if "completed" in sent:
+        params["new_completed_at"] = params["new_updated_at"] if sent["completed"] else None
+
+
+async def update_task_at_once(
+    conn: AsyncConnection,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    task_id: uuid.UUID,
+    body: TaskUpdate,
+) -> dict[str, Any] | None:
+    """updatePlanTask in one statement, committing on its own (PostgreSQL, on a connection
+    outside any transaction): the task as the API answers it. None, with nothing written,
+    when the statement does not apply (SQLite; a body naming a milestone or an assignee, or
+    a null where none may be, which `update_task` checks first) or wrote nothing (no such
+    plan or task, or an archived plan): then `update_task`, in a transaction, finds the
+    exact answer. One round trip instead of four (BEGIN, lock and bump, UPDATE, COMMIT), and
+    the plan's row lock held for one statement."""
+    sent: dict[str, Any] = body.sent()
+    if conn.dialect.name != "postgresql" or _may_be_refused(sent):
+        return None
+    params = _params(ctx, plan_id, task_id)
+    _set(params, sent)
+    row = await _task_update_at_once(frozenset(sent)).fetchrow(conn, params)
+    return None if row is None else task_dict(row)
+
+
+def _may_be_refused(sent: dict[str, Any]) -> bool:
+    """Whether something sent may be refused: a null where none may be, or a reference."""
+    nulls = any(k in sent and sent[k] is None for k in TaskUpdate.not_null)
+    return nulls or sent.get("milestone_id") is not None or sent.get("assigned_to_id") is not None
+
+
 async def update_task(
-    session: AsyncSession,
+    conn: AsyncConnection,
     ctx: RequestContext,
     plan_id: uuid.UUID,
     task_id: uuid.UUID,
     body: TaskUpdate,
 ) -> dict[str, Any]:
-    """The task updated, as the API answers it (rendered from what was written)."""
-    row, sent = await open_patch(
-        session, ctx, PlanTask, plan_id, task_id, body, ("title", "completed")
-    )
-    if sent.get("assigned_to_id") is not None:
-        await check_assignee(session, ctx, sent["assigned_to_id"])
-    if sent.get("completed") is True and not row.completed:
-        row.completed_at = utcnow()
-    elif sent.get("completed") is False and row.completed:
-        row.completed_at = None
-    await close_patch(session, row, sent)
-    return task_object_dict(row)
+    """The task updated, as the API answers it (the UPDATE's RETURNING row). Run inside
+    `kit.driver.transaction`: two statements when nothing sent can be refused, the plan's
+    lock-and-bump and the task's UPDATE.
+
+    The refusals come in the order of contract §2, as every plan write's (`open_patch`): the
+    plan (404), the task (404), an archived plan (422), a null where none may be (400), the
+    milestone and the assignee (422). When something sent or the plan's state could be
+    refused, the task's existence is read first; otherwise the UPDATE finding no row is the
+    task's 404."""
+    sent: dict[str, Any] = body.sent()
+    params = _params(ctx, plan_id, task_id)
+    plan = await _LOCK_AND_BUMP.fetchrow(conn, params)
+    if plan is None:
+        raise NotFound("Plan not found.", details={"id": str(plan_id)})
+    archived = plan[0] is not None
+    if archived or _may_be_refused(sent):
+        if await _TASK_EXISTS.fetchval(conn, params) is None:
+            raise _task_not_found(task_id)
+        if archived:
+            raise plan_archived(plan_id)
+        reject_nulls(sent, TaskUpdate.not_null)
+        await check_milestone(conn, ctx, plan_id, sent.get("milestone_id"))
+        await check_assignee(conn, ctx, sent.get("assigned_to_id"))
+    _set(params, sent)
+    row = await _task_update(frozenset(sent)).fetchrow(conn, params)
+    if row is None:
+        raise _task_not_found(task_id)
+    return task_dict(row)
 
 
 async def list_my_tasks(
@@ -94,7 +259,6 @@ async def list_my_tasks(
     plan_id: uuid.UUID | None,
     due_before: date | None,
 ) -> tuple[list[dict], PaginationMeta]:
-    T, P = repo.T, repo.P
     live_plans = scoped(select(P.c.id).where(P.c.archived_at.is_(None)), ctx, Plan)
     stmt = scoped(
         select(*repo.TASK_COLUMNS).where(
