@@ -125,13 +125,14 @@ async def _load_crm(session: AsyncSession, org: Organization, user: User) -> Non
             )
             for contact, support in placed:
                 await upsert_contact(
-                    session,
+                    await session.connection(),  # in the session's transaction
                     ctx,
                     buyer_map.id,
                     contact.id,
                     MapContactUpsert.model_validate(
                         {"supportStatus": support, "functionalRole": contact.title}
                     ),
+                    "",
                 )
 
 

@@ -246,3 +246,68 @@ async def test_map_scopes_and_group(client, db) -> None:
     }.items():
         assert ops[op_id]["x-scopes"] == [scope]
         assert ops[op_id]["x-rate-limit-group"] == "relationship_maps"
+
+
+# --- upsertRelationshipMapContact's write path (Core on the driver, one transaction) ----------
+
+
+async def test_a_refused_upsert_writes_nothing(client, actor, db) -> None:
+    """The map is touched (and locked) first: every refusal after it rolls the touch back with
+    the rest, and a buying group's membership is not kept when the placement is refused."""
+    account, group = await make_account(db, actor.org.id)
+    other, other_group = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    stranger = await make_contact(db, other)
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    base = f"/api/v1/relationship-maps/{buyer_map['id']}"
+    before = (await client.get(base, headers=actor.headers)).json()
+    refusals = [
+        (f"{base}/contacts/{uuid.uuid4()}", {"supportStatus": "champion"}, 404),
+        (f"{base}/contacts/{stranger.id}", {"buyingGroupId": str(other_group.id)}, 422),
+        (f"{base}/contacts/{contact.id}", {"buyingGroupId": str(other_group.id)}, 422),
+        (f"{base}/contacts/{contact.id}", {"buyingGroupId": str(uuid.uuid4())}, 422),
+    ]
+    for url, body, status in refusals:
+        resp = await client.patch(url, json=body, headers=actor.headers)
+        assert resp.status_code == status, (body, resp.text)
+        assert (await client.get(base, headers=actor.headers)).json() == before
+    for g in (group, other_group):
+        members = await client.get(f"/api/v1/buying-groups/{g.id}", headers=actor.headers)
+        assert members.json()["memberContactIds"] == []
+
+
+async def test_an_upsert_changes_only_what_was_sent_and_answers_what_a_read_answers(
+    client, actor, db
+) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    graph = {
+        "nodes": [{"id": "note", "type": "note", "position": {"x": 5, "y": 7}, "data": {}}],
+        "edges": [],
+        "viewport": {"x": 1, "y": 2, "zoom": 0.5},
+    }
+    created = await new_map(client, actor, "Account", account.id, map=graph)
+    buyer_map = created.json()["buyerMap"]
+    url = f"/api/v1/relationship-maps/{buyer_map['id']}/contacts/{contact.id}"
+    first = await client.patch(
+        url, json={"supportStatus": "champion", "executiveId": "E1"}, headers=actor.headers
+    )
+    assert first.status_code == 200, first.text
+    nodes = first.json()["buyerMap"]["map"]["nodes"]
+    assert [n["id"] for n in nodes] == ["note", str(contact.id)]
+    assert first.json()["buyerMap"]["map"]["viewport"] == graph["viewport"]
+    second = await client.patch(
+        url, json={"executiveId": None, "decisionStatus": "approver"}, headers=actor.headers
+    )
+    out = second.json()["buyerMap"]
+    assert out["map"] == first.json()["buyerMap"]["map"]  # the node is there: graph unchanged
+    assert out["updatedAt"] > first.json()["buyerMap"]["updatedAt"]
+    assert out["updatedById"] == str(actor.user.id)
+    (placed,) = out["contacts"]
+    assert (placed["supportStatus"], placed["decisionStatus"], placed["executiveId"]) == (
+        "champion",
+        "approver",
+        None,
+    )
+    read = await client.get(f"/api/v1/relationship-maps/{buyer_map['id']}", headers=actor.headers)
+    assert read.json() == second.json()

@@ -3,14 +3,18 @@ body names."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import bindparam, delete, select
+from sqlalchemy.dialects import postgresql, sqlite
 
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.repository import Repository, sorts
-from salesplan.kit.scoping import insert_ignoring_duplicates, scoped
+from salesplan.kit.scoping import scoped
 from salesplan.models.crm import BuyingGroup, BuyingGroupMember, Contact
 
 
@@ -50,19 +54,6 @@ class BuyingGroupRepository(Repository[BuyingGroup]):
         )
         return set((await self.session.execute(stmt)).scalars())
 
-    async def add_member(self, group: BuyingGroup, contact_id: uuid.UUID) -> None:
-        # ON CONFLICT DO NOTHING: two requests adding the same member at once both succeed.
-        await insert_ignoring_duplicates(
-            self.session,
-            BuyingGroupMember,
-            {
-                "organization_id": self.ctx.organization_id,
-                "buying_group_id": group.id,
-                "contact_id": contact_id,
-            },
-            ["buying_group_id", "contact_id"],
-        )
-
     async def set_members(self, group: BuyingGroup, contact_ids: list[uuid.UUID]) -> None:
         await self.session.execute(
             # The group was loaded through the organization's scope.
@@ -75,3 +66,22 @@ class BuyingGroupRepository(Repository[BuyingGroup]):
             for c in contact_ids
         )
         await self.session.flush()
+
+
+@functools.cache
+def add_member_statement(dialect: str) -> DriverStatement:
+    """The contact a member of the group, on the driver (kit.driver); one already is no error:
+    ON CONFLICT DO NOTHING, so two requests adding the same member at once both succeed."""
+    members: Any = BuyingGroupMember.__table__
+    insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = (
+        insert(members)
+        .values(
+            organization_id=bindparam("organization_id"),
+            buying_group_id=bindparam("group_id"),
+            contact_id=bindparam("contact_id"),
+        )
+        .on_conflict_do_nothing(index_elements=["buying_group_id", "contact_id"])
+        .returning(members.c.id)
+    )
+    return DriverStatement(stmt)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.buying_groups.repository import BuyingGroupRepository
+from salesplan.buying_groups.repository import BuyingGroupRepository, add_member_statement
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
 from salesplan.errors import Unprocessable
 from salesplan.kit.pagination import CursorCodec, ListParams
@@ -101,9 +101,16 @@ async def _check_contacts(
 
 
 async def add_member(
-    session: AsyncSession, ctx: RequestContext, group: BuyingGroup, contact_id: uuid.UUID
+    conn: AsyncConnection, ctx: RequestContext, group_id: uuid.UUID, contact_id: uuid.UUID
 ) -> None:
-    await BuyingGroupRepository(session, ctx).add_member(group, contact_id)
+    """The contact a member of the group (already one: nothing changes). The caller checked
+    that both are the organization's and of one account."""
+    params = {
+        "organization_id": ctx.organization_id,
+        "group_id": group_id,
+        "contact_id": contact_id,
+    }
+    await add_member_statement(conn.dialect.name).fetchrow(conn, params)
 
 
 async def create_buying_group(

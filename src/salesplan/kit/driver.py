@@ -10,7 +10,8 @@ once per dialect and runs it on the driver connection underneath SQLAlchemy's:
   `uuid.UUID` subclass; timestamps aware in UTC; numerics as Decimal), which the wire builders
   turn into strings and numbers anyway. Only for statements whose result columns need no
   SQLAlchemy result processing on PostgreSQL (plain columns of native types), and whose
-  parameters need no bind processing (ids, strings, numbers, aware date-times).
+  parameters need no bind processing (ids, strings, numbers, aware date-times) but JSON, which
+  SQLAlchemy's own processor serializes.
 - SQLite (aiosqlite): one `execute_fetchall` (one hand-off to the connection's thread), with
   SQLAlchemy's own bind and result processors of the statement's types applied here, so that
   rows hold what SQLAlchemy would have answered (UUIDs, date-times), as tuples.
@@ -30,6 +31,7 @@ from typing import Any
 
 from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.sql import sqltypes
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,8 @@ class _Compiled:
     sql: str
     order: tuple[str, ...]  # parameter names, in their positions
     carried: dict[str, Any]  # values the statement holds itself (a literal is a parameter)
-    binds: dict[str, Callable[[Any], Any]]  # SQLite: SQLAlchemy's bind processors by name
+    # SQLAlchemy's bind processors by name (SQLite: all; PostgreSQL: JSON's)
+    binds: dict[str, Callable[[Any], Any]]
     results: tuple[tuple[int, Callable[[Any], Any]], ...]  # SQLite: (column, processor)
 
 
@@ -59,6 +62,14 @@ class DriverStatement:
                 raise TypeError(f"set {names} explicitly: their Python defaults would not run")
             results: list[tuple[int, Callable[[Any], Any]]] = []
             binds: dict[str, Callable[[Any], Any]] = {}
+            if dialect.name == "postgresql":
+                # JSON parameters go to asyncpg as text (SQLAlchemy's codec on the connection
+                # takes text): serialized by SQLAlchemy's own processor, as it would.
+                binds = {
+                    name: processor
+                    for name, processor in compiled._bind_processors.items()
+                    if isinstance(compiled.binds[name].type, sqltypes.JSON)
+                }
             if dialect.name == "sqlite":
                 binds = dict(compiled._bind_processors)
                 # A SELECT's columns, or the RETURNING columns of an UPDATE / INSERT.
@@ -116,12 +127,16 @@ class DriverStatement:
     ) -> Any:
         compiled = self._compiled(conn)
         carried = compiled.carried
+        args = [params[k] if k in params else carried[k] for k in compiled.order]
+        if compiled.binds:
+            for i, key in enumerate(compiled.order):
+                processor = compiled.binds.get(key)
+                if processor is not None and args[i] is not None:
+                    args[i] = processor(args[i])
         raw = await conn.get_raw_connection()
         try:
             run = getattr(raw.driver_connection, method)
-            return await run(
-                compiled.sql, *(params[k] if k in params else carried[k] for k in compiled.order)
-            )
+            return await run(compiled.sql, *args)
         except Exception as exc:
             # The driver's own errors: a broken connection leaves the pool (SQLAlchemy would
             # invalidate it), and the error reaches the middleware as it would through

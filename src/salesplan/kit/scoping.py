@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Select, bindparam, insert, select, update
+from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.errors import NotFound
@@ -77,19 +77,3 @@ async def get_scoped(
         name = what or getattr(model, "__display_name__", model.__name__)
         raise NotFound(f"{name} not found.", details={"id": str(object_id)})
     return row
-
-
-async def insert_ignoring_duplicates(
-    session: AsyncSession, model: Any, values: dict[str, Any], unique: list[str]
-) -> None:
-    """INSERT … ON CONFLICT (unique) DO NOTHING on both engines: a row that a concurrent
-    transaction inserted first is not an error."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    dialect = session.get_bind().dialect.name
-    if dialect not in ("postgresql", "sqlite"):  # pragma: no cover - the two supported engines
-        await session.execute(insert(model).values(**values))
-        return
-    module: Any = postgresql if dialect == "postgresql" else sqlite
-    stmt = module.insert(model).values(**values).on_conflict_do_nothing(index_elements=unique)
-    await session.execute(stmt)

@@ -3,13 +3,16 @@ entity, and the map page's lookup across the organizations of a signed-in user."
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.scoping import scoped
 from salesplan.models.crm import (
@@ -21,6 +24,15 @@ from salesplan.models.crm import (
     RelationshipMapContact,
 )
 from salesplan.models.identity import Membership
+
+ATTRIBUTES = (
+    "support_status",
+    "decision_status",
+    "contact_status",
+    "functional_role",
+    "executive_id",
+)
+"""A placed contact's attributes (MapContactUpsert's, but the buying group)."""
 
 ENTITY_MODELS: dict[str, type[Any]] = {
     "Account": Account,
@@ -111,3 +123,80 @@ class RelationshipMapRepository(Repository[RelationshipMap]):
         stmt = scoped(select(model.name).where(model.id == object_id), self.ctx, model)
         name: str | None = (await self.session.execute(stmt)).scalar_one_or_none()
         return name
+
+
+# --- upsertRelationshipMapContact: Core statements on the driver (kit.driver), built once ------
+
+_RM: Any = RelationshipMap.__table__
+_RMC: Any = RelationshipMapContact.__table__
+_C: Any = Contact.__table__
+_BG: Any = BuyingGroup.__table__
+_ORG: Any = bindparam("organization_id")
+
+MAP_COLUMNS = (
+    "id",
+    "entity_id",
+    "entity_type",
+    "map",
+    "created_at",
+    "updated_at",
+    "orientation",
+    "created_by_id",
+    "updated_by_id",
+    "account_id",
+)
+PLACED_COLUMNS = (*ATTRIBUTES, "contact_id", "first_name", "last_name", "email")
+
+# The map touched (updated_at, updated_by_id) and so locked until the transaction ends: a row
+# lock on PostgreSQL, the database's write lock on SQLite. Its row as it is now comes back.
+TOUCH_MAP = DriverStatement(
+    update(_RM)
+    .where(_RM.c.id == bindparam("map_id"), _RM.c.organization_id == _ORG)
+    .values(updated_at=bindparam("now"), updated_by_id=bindparam("user_id"))
+    .returning(*(_RM.c[name] for name in MAP_COLUMNS))
+)
+WRITE_GRAPH = DriverStatement(
+    update(_RM)
+    .where(_RM.c.id == bindparam("map_id"))
+    .values(map=bindparam("graph", type_=_RM.c.map.type), updated_at=bindparam("now"))
+    .returning(_RM.c.id)
+)
+CONTACT_ACCOUNT = DriverStatement(
+    select(_C.c.account_id).where(_C.c.id == bindparam("contact_id"), _C.c.organization_id == _ORG)
+)
+LIVE_GROUP_ACCOUNT = DriverStatement(
+    select(_BG.c.account_id).where(
+        _BG.c.id == bindparam("group_id"),
+        _BG.c.organization_id == _ORG,
+        _BG.c.archived_at.is_(None),
+    )
+)
+PLACED_NAMES = DriverStatement(
+    select(*(_RMC.c[name] for name in (*ATTRIBUTES, "contact_id")), _C.c.first_name)
+    .add_columns(_C.c.last_name, _C.c.email)
+    .join_from(_RMC, _C, _C.c.id == _RMC.c.contact_id)
+    .where(_RMC.c.map_id == bindparam("map_id"), _RMC.c.organization_id == _ORG)
+    .order_by(_RMC.c.id)
+)
+
+
+@functools.lru_cache(maxsize=128)
+def place_statement(dialect: str, keys: frozenset[str]) -> DriverStatement:
+    """The contact placed on the map with the attributes `keys` (those sent, by name): a new
+    placement has them and null for the others; an existing one changes only them."""
+    dialect_insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    insert = dialect_insert(_RMC).values(
+        organization_id=_ORG,
+        map_id=bindparam("map_id"),
+        contact_id=bindparam("contact_id"),
+        created_at=bindparam("now"),
+        **{name: bindparam(f"new_{name}", type_=_RMC.c[name].type) for name in sorted(keys)},
+    )
+    index = ["map_id", "contact_id"]
+    if keys:
+        stmt = insert.on_conflict_do_update(
+            index_elements=index, set_={name: insert.excluded[name] for name in sorted(keys)}
+        )
+    else:
+        stmt = insert.on_conflict_do_nothing(index_elements=index)
+    return DriverStatement(stmt.returning(_RMC.c.map_id))

@@ -9,7 +9,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep
+from salesplan.db import SessionDep, write_connection
+from salesplan.kit.driver import transaction
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
@@ -128,11 +129,13 @@ async def upsert_relationship_map_contact(
     contactId: uuid.UUID,
     body: MapContactUpsert,
     ctx: Write,
-    session: SessionDep,
 ) -> Response:
     """Place a contact on the map or change its attributes."""
-    row = await service.upsert_contact(session, ctx, buyerMapId, contactId, body)
-    return json_response(await _one(request, session, ctx, row))
+    public_url = request.app.state.settings.public_url
+    # A hot write: Core on the driver, in one transaction committed before the response.
+    async with write_connection(request) as conn, transaction(conn):
+        out = await service.upsert_contact(conn, ctx, buyerMapId, contactId, body, public_url)
+    return json_response(BuyerMapResponse(buyer_map=out))
 
 
 @router.delete(

@@ -5,27 +5,30 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups.service import add_member
 from salesplan.errors import Conflict, NotFound, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
-from salesplan.kit.repository import apply, referenced
+from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import (
     BuyingGroup,
     Contact,
     RelationshipMap,
-    RelationshipMapContact,
     empty_map,
 )
-from salesplan.relationship_maps.repository import ENTITY_MODELS, RelationshipMapRepository
+from salesplan.relationship_maps import repository as repo
+from salesplan.relationship_maps.repository import (
+    ATTRIBUTES,
+    ENTITY_MODELS,
+    RelationshipMapRepository,
+)
 from salesplan.relationship_maps.schemas import (
     BuyerMapOut,
     MapContactUpsert,
@@ -33,17 +36,40 @@ from salesplan.relationship_maps.schemas import (
     RelationshipMapPatch,
 )
 
-ATTRIBUTES = (
-    "support_status",
-    "decision_status",
-    "contact_status",
-    "functional_role",
-    "executive_id",
-)
-
 
 def map_url(public_url: str, map_id: uuid.UUID) -> str:
     return f"{public_url}/maps/{map_id}"
+
+
+def buyer_map_out(
+    m: Any, contacts: list[dict[str, Any]], public_url: str, *, graph: dict[str, Any] | None = None
+) -> BuyerMapOut:
+    """The spec's buyerMap of a map (an object or a row with its columns by name) and its
+    placed contacts."""
+    return BuyerMapOut.model_validate(
+        {
+            "id": m.id,
+            "entity_id": m.entity_id,
+            "entity_type": m.entity_type,
+            "map": m.map if graph is None else graph,
+            "created_at": m.created_at,
+            "updated_at": m.updated_at,
+            "orientation": m.orientation,
+            "map_url": map_url(public_url, m.id),
+            "contacts": contacts,
+            "created_by_id": m.created_by_id,
+            "updated_by_id": m.updated_by_id,
+        }
+    )
+
+
+def _placed(
+    attributes: Any, contact_id: Any, first: str | None, last: str | None, email: str | None
+) -> dict[str, Any]:
+    entry = dict(zip(ATTRIBUTES, attributes, strict=True))
+    entry["contact_id"] = contact_id
+    entry["contact"] = {"full_name": " ".join(p for p in (first, last) if p), "email": email}
+    return entry
 
 
 async def render(
@@ -54,31 +80,11 @@ async def render(
     if maps:
         maps_repo = RelationshipMapRepository(session, ctx)
         for placement, first, last, email in await maps_repo.placed_names(list(placed)):
-            entry = {name: getattr(placement, name) for name in ATTRIBUTES}
-            entry["contact_id"] = placement.contact_id
-            entry["contact"] = {
-                "full_name": " ".join(p for p in (first, last) if p),
-                "email": email,
-            }
-            placed[placement.map_id].append(entry)
-    return [
-        BuyerMapOut.model_validate(
-            {
-                "id": m.id,
-                "entity_id": m.entity_id,
-                "entity_type": m.entity_type,
-                "map": m.map,
-                "created_at": m.created_at,
-                "updated_at": m.updated_at,
-                "orientation": m.orientation,
-                "map_url": map_url(public_url, m.id),
-                "contacts": placed[m.id],
-                "created_by_id": m.created_by_id,
-                "updated_by_id": m.updated_by_id,
-            }
-        )
-        for m in maps
-    ]
+            attributes = [getattr(placement, name) for name in ATTRIBUTES]
+            placed[placement.map_id].append(
+                _placed(attributes, placement.contact_id, first, last, email)
+            )
+    return [buyer_map_out(m, placed[m.id], public_url) for m in maps]
 
 
 async def list_maps(
@@ -187,41 +193,82 @@ async def update_map(
 
 
 async def upsert_contact(
-    session: AsyncSession,
+    conn: AsyncConnection,
     ctx: RequestContext,
     map_id: uuid.UUID,
     contact_id: uuid.UUID,
     data: MapContactUpsert,
-) -> RelationshipMap:
+    public_url: str,
+) -> BuyerMapOut:
+    """Place the contact on the map or change its attributes; the map as it is now. Core
+    statements on the driver (kit.driver), inside `kit.driver.transaction`: the map touched
+    and locked, the contact's account, the placement upserted, the graph written only when
+    the contact's node is new (or duplicates went), the placed contacts read back."""
     sent = data.sent()
+    group_id = sent.pop("buying_group_id", None)
+    dialect = conn.dialect.name
+    params: dict[str, Any] = {
+        "map_id": map_id,
+        "contact_id": contact_id,
+        "organization_id": ctx.organization_id,
+        "user_id": ctx.user_id,
+        "now": utcnow(),
+    }
     # Locked: `map` is read, changed and written back; concurrent changes go one by one.
-    row = await get_map(session, ctx, map_id, for_update=True)
-    contact = await get_scoped(session, Contact, ctx, contact_id)
-    if contact.account_id != row.account_id:
+    row = await repo.TOUCH_MAP.fetchrow(conn, params)
+    if row is None:
+        raise NotFound(
+            f"{RelationshipMap.__display_name__} not found.", details={"id": str(map_id)}
+        )
+    m = _MapRow(*row)
+    account_id = await repo.CONTACT_ACCOUNT.fetchval(conn, params)
+    if account_id is None:
+        raise NotFound(f"{Contact.__display_name__} not found.", details={"id": str(contact_id)})
+    if account_id != m.account_id:
         raise Unprocessable(
             "The contact belongs to another account than the map.",
             details={"field": "contactId", "id": str(contact_id)},
         )
-    group_id = sent.pop("buying_group_id", None)
     if group_id is not None:
-        group = await referenced(session, BuyingGroup, ctx, group_id, "buyingGroupId")
-        if group.account_id != row.account_id:
+        params["group_id"] = group_id
+        group_account = await repo.LIVE_GROUP_ACCOUNT.fetchval(conn, params)
+        if group_account is None:
+            raise Unprocessable(
+                f"{BuyingGroup.__display_name__} {group_id} does not exist in the organization.",
+                details={"field": "buyingGroupId", "id": str(group_id)},
+            )
+        if group_account != m.account_id:
             raise Unprocessable(
                 "The buying group belongs to another account than the map.",
                 details={"field": "buyingGroupId", "id": str(group_id)},
             )
-        await add_member(session, ctx, group, contact_id)
-    placement = await RelationshipMapRepository(session, ctx).placement(row.id, contact_id)
-    if placement is None:
-        placement = RelationshipMapContact(
-            organization_id=ctx.organization_id, map_id=row.id, contact_id=contact_id
-        )
-        session.add(placement)
-    apply(placement, sent)
-    row.map = _with_contact_nodes(row.map, [contact_id])
-    _touch(row, ctx)
-    await session.flush()
-    return row
+        await add_member(conn, ctx, group_id, contact_id)
+    for name, value in sent.items():
+        params[f"new_{name}"] = value
+    await repo.place_statement(dialect, frozenset(sent)).fetchrow(conn, params)
+    graph = _with_contact_nodes(m.map, [contact_id])
+    if graph != m.map:
+        await repo.WRITE_GRAPH.fetchrow(conn, params | {"graph": graph})
+    contacts = [
+        _placed(r[: len(ATTRIBUTES)], *r[len(ATTRIBUTES) :])
+        for r in await repo.PLACED_NAMES.fetch(conn, params)
+    ]
+    return buyer_map_out(m, contacts, public_url, graph=graph)
+
+
+class _MapRow(NamedTuple):
+    """A map's row as `repository.TOUCH_MAP` answers it."""
+
+    id: uuid.UUID
+    entity_id: uuid.UUID
+    entity_type: str
+    map: dict[str, Any]
+    created_at: Any
+    updated_at: Any
+    orientation: str
+    created_by_id: uuid.UUID | None
+    updated_by_id: uuid.UUID | None
+    account_id: uuid.UUID
 
 
 async def remove_contact(
