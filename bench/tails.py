@@ -8,7 +8,9 @@ It creates a throwaway database beside BENCH_DATABASE_URL with cpu.py's small da
 one `salesplan serve` (1 worker, in-memory limiter, limits raised out of the way) with the
 settings given on the command line (e.g. `SALESPLAN_DB_POOL_SIZE=70` to see the pool without
 contention), and drives each endpoint with wrk at 64 connections, `--rounds` times, then once at
-1 connection. For A/B runs of two trees, run it from each (PYTHONPATH=<tree>/src).
+1 connection; the bare Starlette floor is measured first in the same run, and each
+64-connection figure is also given as a ratio to it. For A/B runs of two trees, run it from
+each (PYTHONPATH=<tree>/src).
 """
 
 from __future__ import annotations
@@ -24,14 +26,16 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu import HUGE, MAP_BODY, SECRET, make_data
-from harness import WrkResult, run_wrk, serve
+from harness import WrkResult, run_wrk, serve, serve_floor
 from run import LUA_TOGGLE, create_database, drop_database, prepare_map
 
 
-def line(name: str, connections: int, r: WrkResult) -> str:
+def line(name: str, connections: int, r: WrkResult, floor: float = 0.0) -> str:
+    ratio = f"  {r.rps / floor:6.3f} of the bare floor" if floor and connections > 1 else ""
     return (
-        f"{name:14} c={connections:<3} {r.rps:8.0f} req/s  p50 {r.p50_ms:8.2f}  "
+        f"{name:16} c={connections:<3} {r.rps:8.0f} req/s  p50 {r.p50_ms:8.2f}  "
         f"p99 {r.p99_ms:8.2f}  p99/p50 {r.p99_ms / max(r.p50_ms, 1e-9):5.1f}  non2xx {r.non_2xx}"
+        f"{ratio}"
     )
 
 
@@ -54,6 +58,12 @@ def main() -> None:
             "SALESPLAN_RATE_LIMITS": json.dumps({g: {"read": HUGE, "write": HUGE} for g in GROUPS}),
             "SALESPLAN_REDIS_URL": "",
         } | overrides
+        # The bare Starlette floor (harness.serve_floor), in this run, before the app: the
+        # 64-connection figures are also given as a ratio to it.
+        with serve_floor(1) as bare:
+            run_wrk(bare.url + "/floor", connections=64, seconds=2)
+            bare_floor = run_wrk(bare.url + "/floor", connections=64, seconds=args.seconds)
+        print(line("bare floor", 64, bare_floor), flush=True)
         with serve(env) as server:
             plan = httpx.get(
                 f"{server.url}/api/v1/plans/{data['plan']}", headers={"Authorization": auth}
@@ -89,7 +99,7 @@ def main() -> None:
                         method=method,
                         extra=lua,
                     )
-                    print(line(name, 64, r), flush=True)
+                    print(line(name, 64, r, bare_floor.rps), flush=True)
                 r = run_wrk(target, connections=1, seconds=4, auth=auth, method=method, extra=lua)
                 print(line(name, 1, r), flush=True)
     finally:
