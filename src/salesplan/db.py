@@ -149,20 +149,19 @@ def database_unavailable(exc: BaseException) -> bool:
 
 
 class AdmissionGate:
-    """First come, first served: at most `size` API reads (GET, HEAD) at once use the pool.
+    """First come, first served: at most `size` API requests at once use the pool.
 
     SQLAlchemy's asyncio pool hands a returned connection to whichever task asks next, so a
     request woken for a connection often finds it taken by a newcomer and queues again at the
     back: with more requests in flight than connections, some wait many times the median (64
-    connections on a pool of 10 + 10: p99 7 to 19 times p50, bench/README.md). Reads wait here
-    instead, in arrival order, and a finishing read hands its place straight to the oldest
-    waiter. `size` is half the pool's connections, so that every admitted read can hold a second
-    connection at once (its API key's lookup) without waiting for the pool, and writes, the
-    worker's jobs and the MCP and OAuth endpoints have connections left. Writes are not queued
-    here (the middleware): writes that meet on one row wait in PostgreSQL's lock queue, and a
-    smaller admitted set measured a worse tail for them (p99 0.6-1.2 s against 0.25-0.4 s).
+    connections on a pool of 10 + 10: p99 7 to 19 times p50 for reads, 6 times for
+    updatePlanTask, bench/README.md). Requests wait here instead, in arrival order, and a
+    finishing request hands its place straight to the oldest waiter. `size` is half the pool's
+    connections, so that every admitted request can hold a second connection at once (its API
+    key's lookup) without waiting for the pool, and the worker's jobs and the MCP and OAuth
+    endpoints have connections left.
 
-    A read that waits longer than `timeout` (the pool's own timeout) is answered 503
+    A request that waits longer than `timeout` (the pool's own timeout) is answered 503
     `service_unavailable` with Retry-After by the middleware, without taking the database for
     down: it is busy, not gone."""
 

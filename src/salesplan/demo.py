@@ -132,7 +132,7 @@ async def _load_crm(session: AsyncSession, org: Organization, user: User) -> Non
                     MapContactUpsert.model_validate(
                         {"supportStatus": support, "functionalRole": contact.title}
                     ),
-                    "",
+                    public_url="",  # the answer is not used here
                 )
 
 

@@ -43,6 +43,16 @@ class _Compiled:
     binds: dict[str, Callable[[Any], Any]]
     results: tuple[tuple[int, Callable[[Any], Any]], ...]  # SQLite: (column, processor)
 
+    def args(self, params: Mapping[str, Any]) -> list[Any]:
+        """The statement's positional parameters: `params` by name, else the values it
+        carries, through their bind processors."""
+        args = []
+        for key in self.order:
+            value = params[key] if key in params else self.carried[key]
+            processor = self.binds.get(key)
+            args.append(value if processor is None or value is None else processor(value))
+        return args
+
 
 class DriverStatement:
     def __init__(self, statement: Executable) -> None:
@@ -90,10 +100,16 @@ class DriverStatement:
             )
         return found
 
+    @staticmethod
+    async def _conn(db: AsyncConnection | AsyncSession) -> AsyncConnection:
+        """`db` itself, or a session's connection (in its transaction once SQLAlchemy began
+        one)."""
+        return db if isinstance(db, AsyncConnection) else await db.connection()
+
     async def fetchrow(self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]) -> Any:
         """The first row, or None. `db` may be a session: its connection (and its transaction,
         when SQLAlchemy has begun one) runs the statement."""
-        conn = db if isinstance(db, AsyncConnection) else await db.connection()
+        conn = await self._conn(db)
         name = conn.dialect.name
         if name == "postgresql":
             return await self._on_asyncpg(conn, "fetchrow", params)
@@ -106,7 +122,7 @@ class DriverStatement:
         self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]
     ) -> Sequence[Any]:
         """Every row."""
-        conn = db if isinstance(db, AsyncConnection) else await db.connection()
+        conn = await self._conn(db)
         name = conn.dialect.name
         if name == "postgresql":
             return await self._on_asyncpg(conn, "fetch", params)  # type: ignore[no-any-return]
@@ -116,7 +132,7 @@ class DriverStatement:
 
     async def fetchval(self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]) -> Any:
         """The first column of the first row, or None."""
-        conn = db if isinstance(db, AsyncConnection) else await db.connection()
+        conn = await self._conn(db)
         if conn.dialect.name == "postgresql":
             return await self._on_asyncpg(conn, "fetchval", params)
         row = await self.fetchrow(conn, params)
@@ -126,13 +142,7 @@ class DriverStatement:
         self, conn: AsyncConnection, method: str, params: Mapping[str, Any]
     ) -> Any:
         compiled = self._compiled(conn)
-        carried = compiled.carried
-        args = [params[k] if k in params else carried[k] for k in compiled.order]
-        if compiled.binds:
-            for i, key in enumerate(compiled.order):
-                processor = compiled.binds.get(key)
-                if processor is not None and args[i] is not None:
-                    args[i] = processor(args[i])
+        args = compiled.args(params)
         raw = await conn.get_raw_connection()
         try:
             run = getattr(raw.driver_connection, method)
@@ -149,14 +159,8 @@ class DriverStatement:
         self, conn: AsyncConnection, params: Mapping[str, Any]
     ) -> list[tuple[Any, ...]]:
         compiled = self._compiled(conn)
-        carried, binds = compiled.carried, compiled.binds
-        args = []
-        for key in compiled.order:
-            value = params[key] if key in params else carried[key]
-            processor = binds.get(key)
-            args.append(value if processor is None or value is None else processor(value))
         raw = await conn.get_raw_connection()
-        rows = await raw.driver_connection.execute_fetchall(compiled.sql, args)  # type: ignore[union-attr]
+        rows = await raw.driver_connection.execute_fetchall(compiled.sql, compiled.args(params))  # type: ignore[union-attr]
         if not compiled.results:
             return [tuple(row) for row in rows]
         out = []

@@ -43,6 +43,15 @@ def archive(row: Any) -> None:
         row.archived_at = utcnow()
 
 
+def absent_reference(model: Any, object_id: Any, field: str) -> Unprocessable:
+    """The 422 of a row named in a request body that the organization does not have."""
+    name = getattr(model, "__display_name__", model.__name__)
+    return Unprocessable(
+        f"{name} {object_id} does not exist in the organization.",
+        details={"field": field, "id": str(object_id)},
+    )
+
+
 async def referenced(
     session: AsyncSession,
     model: type[T],
@@ -60,11 +69,7 @@ async def referenced(
         stmt = stmt.where(table.archived_at.is_(None))
     row = (await session.execute(stmt)).scalar_one_or_none()
     if row is None:
-        name = getattr(model, "__display_name__", model.__name__)
-        raise Unprocessable(
-            f"{name} {object_id} does not exist in the organization.",
-            details={"field": field, "id": str(object_id)},
-        )
+        raise absent_reference(model, object_id, field)
     return row
 
 

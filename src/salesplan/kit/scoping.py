@@ -41,6 +41,12 @@ def scoped_by_parameter(stmt: Select, model: Any | None = None) -> Select:  # ty
     return stmt.where(target.organization_id == bindparam("organization_id"))
 
 
+def not_found(model: Any, object_id: Any, what: str | None = None) -> NotFound:
+    """The 404 of a tenant-owned row named in the path: "<Display name> not found."."""
+    name = what or getattr(model, "__display_name__", model.__name__)
+    return NotFound(f"{name} not found.", details={"id": str(object_id)})
+
+
 async def get_scoped(
     session: AsyncSession,
     model: type[T],
@@ -74,6 +80,5 @@ async def get_scoped(
         stmt = stmt.execution_options(populate_existing=True)
     row = (await session.execute(stmt)).scalar_one_or_none()
     if row is None:
-        name = what or getattr(model, "__display_name__", model.__name__)
-        raise NotFound(f"{name} not found.", details={"id": str(object_id)})
+        raise not_found(model, object_id, what)
     return row

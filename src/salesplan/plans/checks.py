@@ -13,11 +13,11 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import NotFound, Unprocessable
+from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.patch import reject_nulls
-from salesplan.kit.scoping import get_scoped, scoped, scoped_by_parameter
+from salesplan.kit.scoping import get_scoped, not_found, scoped, scoped_by_parameter
 from salesplan.models.crm import Contact
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan, PlanMilestone
@@ -104,7 +104,7 @@ async def child_row(
     stmt = scoped(select(model).where(model.id == row_id, model.plan_id == plan_id), ctx, model)
     row = (await session.execute(stmt)).scalar_one_or_none()
     if row is None:
-        raise NotFound(f"{model.__display_name__} not found.", details={"id": str(row_id)})
+        raise not_found(model, row_id)
     return row
 
 

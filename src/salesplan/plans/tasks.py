@@ -13,15 +13,15 @@ from sqlalchemy import bindparam, case, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import NotFound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import not_found, scoped
 from salesplan.models.plans import Plan, PlanTask
 from salesplan.plans import repository as repo
+from salesplan.plans import versioning
 from salesplan.plans.checks import (
     check_assignee,
     check_milestone,
@@ -84,7 +84,7 @@ T: Any = repo.T
 _LOCK_AND_BUMP = DriverStatement(
     update(P)
     .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
-    .values(version=P.c.version + 1, updated_at=bindparam("new_updated_at"))
+    .values(version=versioning.NEXT_VERSION, updated_at=bindparam("new_updated_at"))
     .returning(P.c.archived_at)
 )
 
@@ -153,17 +153,12 @@ def _task_update_at_once(keys: frozenset[str]) -> DriverStatement:
     update_task: Any = _task_update(keys).statement
     written = update_task.where(T.c.plan_id == live).cte("written")
     bumped = (
-        update(P)
-        .where(P.c.id.in_(select(written.c.plan_id)))
-        .values(version=P.c.version + 1, updated_at=bindparam("new_updated_at"))
+        versioning.bump(select(written.c.plan_id))
+        .values(updated_at=bindparam("new_updated_at"))
         .cte("bumped")
     )
     columns = [written.c[column.name] for column in repo.TASK_COLUMNS]
     return DriverStatement(select(*columns).add_cte(bumped))
-
-
-def _task_not_found(task_id: uuid.UUID) -> NotFound:
-    return NotFound(f"{PlanTask.__display_name__} not found.", details={"id": str(task_id)})
 
 
 def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict[str, Any]:
@@ -232,11 +227,11 @@ async def update_task(
     params = _params(ctx, plan_id, task_id)
     plan = await _LOCK_AND_BUMP.fetchrow(conn, params)
     if plan is None:
-        raise NotFound("Plan not found.", details={"id": str(plan_id)})
+        raise not_found(Plan, plan_id)
     archived = plan[0] is not None
     if archived or _may_be_refused(sent):
         if await _TASK_EXISTS.fetchval(conn, params) is None:
-            raise _task_not_found(task_id)
+            raise not_found(PlanTask, task_id)
         if archived:
             raise plan_archived(plan_id)
         reject_nulls(sent, TaskUpdate.not_null)
@@ -245,7 +240,7 @@ async def update_task(
     _set(params, sent)
     row = await _task_update(frozenset(sent)).fetchrow(conn, params)
     if row is None:
-        raise _task_not_found(task_id)
+        raise not_found(PlanTask, task_id)
     return task_dict(row)
 
 

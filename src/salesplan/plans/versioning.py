@@ -35,12 +35,12 @@ from salesplan.plans.render import plan_base
 P: Any = Plan.__table__
 CHILDREN = (PlanMilestone, PlanGoal, PlanTask)
 CHILD_TABLES: dict[str, Any] = {m.__tablename__: m.__table__ for m in CHILDREN}
-_BUMP = P.c.version + 1
+NEXT_VERSION = P.c.version + 1
 
 
 def bump(ids: Any) -> Any:
     """UPDATE plans SET version = version + 1 for `ids` (a collection or a subquery)."""
-    return update(P).where(P.c.id.in_(ids)).values(version=_BUMP)
+    return update(P).where(P.c.id.in_(ids)).values(version=NEXT_VERSION)
 
 
 def touch_plan(session: Session, plan_id: Any) -> None:
@@ -74,7 +74,7 @@ def _bump_on_bulk(state: ORMExecuteState) -> None:
     name = getattr(getattr(statement, "table", None), "name", None)
     if name == P.name:
         if state.is_update and "version" not in _set_keys(statement):
-            state.statement = statement.values(version=_BUMP)
+            state.statement = statement.values(version=NEXT_VERSION)
         return
     if name in CHILD_TABLES:
         table = CHILD_TABLES[name]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -133,19 +133,21 @@ _C: Any = Contact.__table__
 _BG: Any = BuyingGroup.__table__
 _ORG: Any = bindparam("organization_id")
 
-MAP_COLUMNS = (
-    "id",
-    "entity_id",
-    "entity_type",
-    "map",
-    "created_at",
-    "updated_at",
-    "orientation",
-    "created_by_id",
-    "updated_by_id",
-    "account_id",
-)
-PLACED_COLUMNS = (*ATTRIBUTES, "contact_id", "first_name", "last_name", "email")
+
+class MapRow(NamedTuple):
+    """A map's row as `TOUCH_MAP` answers it (its columns by these names, in this order)."""
+
+    id: uuid.UUID
+    entity_id: uuid.UUID
+    entity_type: str
+    map: dict[str, Any]
+    created_at: Any
+    updated_at: Any
+    orientation: str
+    created_by_id: uuid.UUID | None
+    updated_by_id: uuid.UUID | None
+    account_id: uuid.UUID
+
 
 # The map touched (updated_at, updated_by_id) and so locked until the transaction ends: a row
 # lock on PostgreSQL, the database's write lock on SQLite. Its row as it is now comes back.
@@ -153,7 +155,7 @@ TOUCH_MAP = DriverStatement(
     update(_RM)
     .where(_RM.c.id == bindparam("map_id"), _RM.c.organization_id == _ORG)
     .values(updated_at=bindparam("now"), updated_by_id=bindparam("user_id"))
-    .returning(*(_RM.c[name] for name in MAP_COLUMNS))
+    .returning(*(_RM.c[name] for name in MapRow._fields))
 )
 WRITE_GRAPH = DriverStatement(
     update(_RM)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -15,8 +15,9 @@ from salesplan.buying_groups.service import add_member
 from salesplan.errors import Conflict, NotFound, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
-from salesplan.kit.repository import referenced
+from salesplan.kit.repository import absent_reference, referenced
 from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import not_found
 from salesplan.models.crm import (
     BuyingGroup,
     Contact,
@@ -217,13 +218,11 @@ async def upsert_contact(
     # Locked: `map` is read, changed and written back; concurrent changes go one by one.
     row = await repo.TOUCH_MAP.fetchrow(conn, params)
     if row is None:
-        raise NotFound(
-            f"{RelationshipMap.__display_name__} not found.", details={"id": str(map_id)}
-        )
-    m = _MapRow(*row)
+        raise not_found(RelationshipMap, map_id)
+    m = repo.MapRow(*row)
     account_id = await repo.CONTACT_ACCOUNT.fetchval(conn, params)
     if account_id is None:
-        raise NotFound(f"{Contact.__display_name__} not found.", details={"id": str(contact_id)})
+        raise not_found(Contact, contact_id)
     if account_id != m.account_id:
         raise Unprocessable(
             "The contact belongs to another account than the map.",
@@ -233,10 +232,7 @@ async def upsert_contact(
         params["group_id"] = group_id
         group_account = await repo.LIVE_GROUP_ACCOUNT.fetchval(conn, params)
         if group_account is None:
-            raise Unprocessable(
-                f"{BuyingGroup.__display_name__} {group_id} does not exist in the organization.",
-                details={"field": "buyingGroupId", "id": str(group_id)},
-            )
+            raise absent_reference(BuyingGroup, group_id, "buyingGroupId")
         if group_account != m.account_id:
             raise Unprocessable(
                 "The buying group belongs to another account than the map.",
@@ -254,21 +250,6 @@ async def upsert_contact(
         for r in await repo.PLACED_NAMES.fetch(conn, params)
     ]
     return buyer_map_out(m, contacts, public_url, graph=graph)
-
-
-class _MapRow(NamedTuple):
-    """A map's row as `repository.TOUCH_MAP` answers it."""
-
-    id: uuid.UUID
-    entity_id: uuid.UUID
-    entity_type: str
-    map: dict[str, Any]
-    created_at: Any
-    updated_at: Any
-    orientation: str
-    created_by_id: uuid.UUID | None
-    updated_by_id: uuid.UUID | None
-    account_id: uuid.UUID
 
 
 async def remove_contact(
