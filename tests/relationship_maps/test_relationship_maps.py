@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+from salesplan.auth.principal import Principal, RequestContext
+from salesplan.relationship_maps.schemas import MapContactUpsert
+from salesplan.relationship_maps.service import upsert_contact_at_once
 from tests.fixtures.crm import make_account, make_buying_group, make_contact, make_opportunity
 from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import make_actor
@@ -311,3 +314,137 @@ async def test_an_upsert_changes_only_what_was_sent_and_answers_what_a_read_answ
     )
     read = await client.get(f"/api/v1/relationship-maps/{buyer_map['id']}", headers=actor.headers)
     assert read.json() == second.json()
+
+
+def _contact_node(contact_id, y=0):  # type: ignore[no-untyped-def]
+    return {
+        "id": str(contact_id),
+        "type": "contact",
+        "position": {"x": 0, "y": y},
+        "data": {"contactId": str(contact_id)},
+    }
+
+
+async def test_a_contact_already_in_the_graph_is_placed_without_a_second_node(
+    client, actor, db
+) -> None:
+    """The graph holds the contact's node before the contact is placed: the placement is
+    written, the graph stays exactly as it was (PostgreSQL: the one-statement write)."""
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account, email="ada@example.com")
+    graph = {
+        "nodes": [{"id": "note", "type": "note"}, _contact_node(contact.id, 40)],
+        "edges": [{"id": "e1", "source": "note", "target": str(contact.id)}],
+        "viewport": {"x": 3, "y": 4, "zoom": 2},
+    }
+    buyer_map = (await new_map(client, actor, "Account", account.id, map=graph)).json()
+    base = f"/api/v1/relationship-maps/{buyer_map['buyerMap']['id']}"
+    resp = await client.patch(
+        f"{base}/contacts/{contact.id}", json={"contactStatus": "met"}, headers=actor.headers
+    )
+    assert resp.status_code == 200, resp.text
+    out = resp.json()["buyerMap"]
+    assert out["map"] == graph
+    assert [(p["contactId"], p["contactStatus"]) for p in out["contacts"]] == [
+        (str(contact.id), "met")
+    ]
+    assert out["contacts"][0]["contact"] == {"fullName": "Ada Lovelace", "email": "ada@example.com"}
+    assert out["updatedAt"] > buyer_map["buyerMap"]["updatedAt"]
+    assert (await client.get(base, headers=actor.headers)).json() == resp.json()
+
+
+async def test_a_graph_with_duplicate_contact_nodes_is_mended_by_an_upsert(
+    client, actor, db
+) -> None:
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    graph = {
+        "nodes": [_contact_node(contact.id), _contact_node(contact.id, 160)],
+        "edges": [],
+        "viewport": {"x": 0, "y": 0, "zoom": 1},
+    }
+    buyer_map = (await new_map(client, actor, "Account", account.id, map=graph)).json()
+    base = f"/api/v1/relationship-maps/{buyer_map['buyerMap']['id']}"
+    for _ in range(2):
+        resp = await client.patch(f"{base}/contacts/{contact.id}", json={}, headers=actor.headers)
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["buyerMap"]["map"]["nodes"] == [_contact_node(contact.id)]
+        assert len(resp.json()["buyerMap"]["contacts"]) == 1
+    assert (await client.get(base, headers=actor.headers)).json() == resp.json()
+
+
+async def test_a_refused_upsert_of_a_contact_in_the_graph_writes_nothing(client, actor, db) -> None:
+    """Contacts whose nodes the graph holds, refused: missing, of another account, of
+    another organization. Each answers its error and leaves the map as it was."""
+    account, _ = await make_account(db, actor.org.id)
+    other_account, _ = await make_account(db, actor.org.id)
+    other = await make_actor(db)
+    foreign_account, _ = await make_account(db, other.org.id)
+    contact = await make_contact(db, account)
+    stranger = await make_contact(db, other_account)
+    foreigner = await make_contact(db, foreign_account)
+    missing = uuid.uuid4()
+    graph = {
+        "nodes": [_contact_node(c) for c in (contact.id, stranger.id, foreigner.id, missing)],
+        "edges": [],
+        "viewport": {"x": 0, "y": 0, "zoom": 1},
+    }
+    buyer_map = (await new_map(client, actor, "Account", account.id, map=graph)).json()
+    base = f"/api/v1/relationship-maps/{buyer_map['buyerMap']['id']}"
+    placed = await client.patch(
+        f"{base}/contacts/{contact.id}", json={"supportStatus": "a"}, headers=actor.headers
+    )
+    assert placed.status_code == 200, placed.text
+    before = (await client.get(base, headers=actor.headers)).json()
+    for contact_id, status, code in (
+        (missing, 404, "not_found"),
+        (foreigner.id, 404, "not_found"),
+        (stranger.id, 422, "unprocessable"),
+    ):
+        resp = await client.patch(
+            f"{base}/contacts/{contact_id}", json={"supportStatus": "b"}, headers=actor.headers
+        )
+        assert_envelope(resp, status, code)
+        assert (await client.get(base, headers=actor.headers)).json() == before
+    # Another organization's map, for a contact placed on it: 404, and nothing written.
+    resp = await client.patch(
+        f"{base}/contacts/{contact.id}", json={"supportStatus": "c"}, headers=other.headers
+    )
+    assert_envelope(resp, 404, "not_found")
+    assert (await client.get(base, headers=actor.headers)).json() == before
+
+
+async def test_the_one_statement_upsert_applies_to_a_placed_contact_on_postgresql(
+    app, client, actor, db, is_postgres
+) -> None:
+    """The hot write's own way (kit.driver, no transaction) is the one taken for a contact
+    already placed; on SQLite it does not apply and the transaction's way answers."""
+
+    account, _ = await make_account(db, actor.org.id)
+    contact = await make_contact(db, account)
+    buyer_map = (await new_map(client, actor, "Account", account.id)).json()["buyerMap"]
+    url = f"/api/v1/relationship-maps/{buyer_map['id']}/contacts/{contact.id}"
+    assert (await client.patch(url, json={}, headers=actor.headers)).status_code == 200
+    ctx = RequestContext(
+        Principal(
+            token_id=uuid.uuid4(),
+            token_kind="api_key",
+            scopes=frozenset({"write"}),
+            organization_ids=frozenset({actor.org.id}),
+            user_id=actor.user.id,
+        ),
+        actor.org.id,
+    )
+    body = MapContactUpsert.model_validate({"functionalRole": "CFO"})
+    async with app.state.engine.connect() as conn:  # type: ignore[attr-defined]
+        out = await upsert_contact_at_once(
+            conn, ctx, uuid.UUID(buyer_map["id"]), contact.id, body, ""
+        )
+    if not is_postgres:
+        assert out is None
+        return
+    assert out is not None
+    assert [p.functional_role for p in out.contacts] == ["CFO"]
+    read = (await client.get(url.rsplit("/contacts/", 1)[0], headers=actor.headers)).json()
+    assert read["buyerMap"]["contacts"][0]["functionalRole"] == "CFO"
+    assert read["buyerMap"]["updatedAt"] == out.model_dump(by_alias=True, mode="json")["updatedAt"]

@@ -6,6 +6,7 @@ PostgreSQL runs them in parallel (row locks), SQLite interleaves them between st
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 
 from tests.fixtures.crm import make_account, make_contact
@@ -42,6 +43,47 @@ async def test_parallel_contact_upserts_on_one_map_keep_every_node(client, db, a
     node_ids = {n["id"] for n in final["map"]["nodes"]}
     assert node_ids == {str(c.id) for c in contacts}
     assert len(final["contacts"]) == len(contacts)
+
+
+async def test_parallel_upserts_of_placed_contacts_each_see_their_own_write(
+    client, db, actor
+) -> None:
+    """Contacts already placed (PostgreSQL: the one-statement write, the map's lock held for
+    that statement only): every answer holds every placed contact and its own change, and
+    no change is lost."""
+    map_id, contacts, _ = await _map_with_contacts(client, db, actor, 12)
+    for c in contacts:
+        resp = await client.patch(
+            f"{MAPS}/{map_id}/contacts/{c.id}", json={}, headers=actor.in_org()
+        )
+        assert resp.status_code == 200, resp.text
+    responses = await asyncio.gather(
+        *(
+            client.patch(
+                f"{MAPS}/{map_id}/contacts/{c.id}",
+                json={"functionalRole": f"R{i}"},
+                headers=actor.in_org(),
+            )
+            for i, c in enumerate(contacts)
+        )
+    )
+    assert [r.status_code for r in responses] == [200] * len(contacts)
+    seen = []
+    for i, (c, resp) in enumerate(zip(contacts, responses, strict=True)):
+        placed = {p["contactId"]: p for p in resp.json()["buyerMap"]["contacts"]}
+        assert set(placed) == {str(x.id) for x in contacts}
+        assert placed[str(c.id)]["functionalRole"] == f"R{i}"
+        seen.append({k for k, p in placed.items() if p["functionalRole"] is not None})
+    # The writes went one by one (the map's lock), and each answer is the map as it was at
+    # one moment after its own write: the first k writes, for some k. So the answers' sets
+    # of changed contacts nest; one that missed a write committed ahead of its own would not.
+    seen.sort(key=len)
+    assert all(a <= b for a, b in itertools.pairwise(seen)), seen
+    final = (await client.get(f"{MAPS}/{map_id}", headers=actor.in_org())).json()["buyerMap"]
+    assert {p["contactId"]: p["functionalRole"] for p in final["contacts"]} == {
+        str(c.id): f"R{i}" for i, c in enumerate(contacts)
+    }
+    assert len(final["map"]["nodes"]) == len(contacts)
 
 
 async def test_parallel_upserts_of_one_contact_with_a_buying_group_all_succeed(

@@ -132,9 +132,14 @@ async def upsert_relationship_map_contact(
 ) -> Response:
     """Place a contact on the map or change its attributes."""
     public_url = request.app.state.settings.public_url
-    # A hot write: Core on the driver, in one transaction committed before the response.
-    async with write_connection(request) as conn, transaction(conn):
-        out = await service.upsert_contact(conn, ctx, buyerMapId, contactId, body, public_url)
+    # A hot write, in Core on the driver and committed before the response: one statement
+    # (and the read of what is placed) when it applies, else every step in one transaction.
+    async with write_connection(request) as conn:
+        args = (conn, ctx, buyerMapId, contactId, body, public_url)
+        out = await service.upsert_contact_at_once(*args)
+        if out is None:
+            async with transaction(conn):
+                out = await service.upsert_contact(*args)
     return json_response(BuyerMapResponse(buyer_map=out))
 
 

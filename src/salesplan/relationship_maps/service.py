@@ -193,6 +193,68 @@ async def update_map(
     return row
 
 
+def _upsert_params(
+    ctx: RequestContext, map_id: uuid.UUID, contact_id: uuid.UUID, sent: dict[str, Any]
+) -> dict[str, Any]:
+    """The upsert statements' parameters; `sent`'s attributes as `new_<name>`."""
+    return {
+        "map_id": map_id,
+        "contact_id": contact_id,
+        "organization_id": ctx.organization_id,
+        "user_id": ctx.user_id,
+        "now": utcnow(),
+        **{f"new_{name}": value for name, value in sent.items()},
+    }
+
+
+def _placed_row(row: Any) -> dict[str, Any]:
+    """A placed contact from a row of PLACED_NAMES' columns."""
+    return _placed(row[: len(ATTRIBUTES)], *row[len(ATTRIBUTES) :])
+
+
+async def _placed_now(conn: AsyncConnection, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The contacts placed on the map, with their names, in the order they were placed."""
+    return [_placed_row(r) for r in await repo.PLACED_NAMES.fetch(conn, params)]
+
+
+async def upsert_contact_at_once(
+    conn: AsyncConnection,
+    ctx: RequestContext,
+    map_id: uuid.UUID,
+    contact_id: uuid.UUID,
+    data: MapContactUpsert,
+    public_url: str,
+) -> BuyerMapOut | None:
+    """upsertRelationshipMapContact without a transaction (PostgreSQL, on a connection
+    outside any): one statement that locks the map, checks the contact's account, upserts
+    the placement, touches the map and answers the map with its placements, committing on
+    its own (`repository.place_at_once`). The map is read once more only when a write of
+    it committed while this one waited for its lock: the answer is then the map as a read
+    right after this write finds it, with what committed since.
+
+    None, with nothing written, when it does not apply (SQLite; a buying group sent, whose
+    membership `upsert_contact` writes) or wrote nothing (no such map or contact, a contact
+    of another account, a contact not yet in the graph or a graph to mend): then
+    `upsert_contact`, in a transaction, finds the exact answer. One round trip instead of
+    six, and the map's row lock held for one statement, not for a transaction."""
+    sent = data.sent()
+    if conn.dialect.name != "postgresql" or sent.get("buying_group_id") is not None:
+        return None
+    sent.pop("buying_group_id", None)
+    params = _upsert_params(ctx, map_id, contact_id, sent)
+    params["contact_key"] = str(contact_id)
+    rows = await repo.place_at_once(frozenset(sent)).fetch(conn, params)
+    if not rows:
+        return None
+    if not rows[0][repo.MAP_ANSWER_FRESH]:
+        # Another write of the map committed while this one waited for the lock: the map
+        # as a read finds it now, this write's change and any committed since.
+        rows = await repo.MAP_ANSWER.fetch(conn, params)
+    the_map = repo.MapRow(*rows[0][2 : repo.MAP_ANSWER_FRESH])
+    contacts = [_placed_row(r[repo.MAP_ANSWER_FRESH + 1 :]) for r in rows[1:]]
+    return buyer_map_out(the_map, contacts, public_url)
+
+
 async def upsert_contact(
     conn: AsyncConnection,
     ctx: RequestContext,
@@ -207,14 +269,7 @@ async def upsert_contact(
     the contact's node is new (or duplicates went), the placed contacts read back."""
     sent = data.sent()
     group_id = sent.pop("buying_group_id", None)
-    dialect = conn.dialect.name
-    params: dict[str, Any] = {
-        "map_id": map_id,
-        "contact_id": contact_id,
-        "organization_id": ctx.organization_id,
-        "user_id": ctx.user_id,
-        "now": utcnow(),
-    }
+    params = _upsert_params(ctx, map_id, contact_id, sent)
     # Locked: `map` is read, changed and written back; concurrent changes go one by one.
     row = await repo.TOUCH_MAP.fetchrow(conn, params)
     if row is None:
@@ -239,17 +294,11 @@ async def upsert_contact(
                 details={"field": "buyingGroupId", "id": str(group_id)},
             )
         await add_member(conn, ctx, group_id, contact_id)
-    for name, value in sent.items():
-        params[f"new_{name}"] = value
-    await repo.place_statement(dialect, frozenset(sent)).fetchrow(conn, params)
+    await repo.place_statement(conn.dialect.name, frozenset(sent)).fetchrow(conn, params)
     graph = _with_contact_nodes(m.map, [contact_id])
     if graph != m.map:
         await repo.WRITE_GRAPH.fetchrow(conn, params | {"graph": graph})
-    contacts = [
-        _placed(r[: len(ATTRIBUTES)], *r[len(ATTRIBUTES) :])
-        for r in await repo.PLACED_NAMES.fetch(conn, params)
-    ]
-    return buyer_map_out(m, contacts, public_url, graph=graph)
+    return buyer_map_out(m, await _placed_now(conn, params), public_url, graph=graph)
 
 
 async def remove_contact(
