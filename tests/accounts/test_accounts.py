@@ -7,6 +7,8 @@ import uuid
 
 import httpx
 
+from salesplan.kit.clock import utcnow
+from tests.fixtures.crm import make_account
 from tests.fixtures.envelope import assert_envelope
 from tests.fixtures.factories import Actor, make_actor, make_org, make_user
 
@@ -276,3 +278,30 @@ async def test_a_create_racing_an_uncommitted_one_waits_and_gets_409(app, actor)
         with pytest.raises(Conflict):
             await task
         await second.rollback()
+
+
+async def test_page_totals_on_every_page_past_the_end_and_filtered(client, actor, db) -> None:
+    """The total comes with the page's rows (one statement) or, for a page without rows,
+    on its own: the same count either way, of this organization's live accounts only."""
+    for i in range(5):
+        await make_account(db, actor.org.id, name=f"Totals {i}")
+    await make_account(db, actor.org.id, name="Totals archived", archived_at=utcnow())
+    await make_account(db, (await make_org(db)).id, name="Totals elsewhere")
+    await db.commit()
+
+    async def page(**params):  # type: ignore[no-untyped-def]
+        resp = await client.get("/api/v1/accounts", params=params, headers=actor.headers)
+        assert resp.status_code == 200, resp.text
+        return resp.json()
+
+    for number, size, count in ((1, 2, 2), (3, 2, 1), (4, 2, 0), (99, 2, 0), (1, 50, 5)):
+        body = await page(page=number, pageSize=size)
+        assert len(body["data"]) == count
+        assert body["pagination"]["totalCount"] == 5, (number, size)
+        assert body["pagination"]["totalPages"] == (3 if size == 2 else 1)
+        assert body["pagination"]["hasNextPage"] is (number < 3 and size == 2)
+    body = await page(search="totals 3")
+    assert [a["name"] for a in body["data"]] == ["Totals 3"]
+    assert body["pagination"]["totalCount"] == 1
+    archived = await page(includeArchived="true", pageSize=4, page=2)
+    assert len(archived["data"]) == 2 and archived["pagination"]["totalCount"] == 6

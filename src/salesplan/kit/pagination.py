@@ -200,6 +200,7 @@ CursorCodecDep = Annotated[CursorCodec, Depends(cursor_codec)]
 
 _SORT_KEY = "_sort_key"
 _SORT_ID = "_sort_id"
+_TOTAL = "_total"
 
 
 async def paginate(
@@ -216,7 +217,9 @@ async def paginate(
     """Run `stmt` (already filtered and scoped) for one page.
 
     Rows come back as selected (entities when `scalars`, else Row objects whose mapping holds
-    the selected columns). Keyset in cursor mode, never OFFSET; totals in page mode.
+    the selected columns), with the sort key, the id and in page mode the total after the
+    selected columns. Keyset in cursor mode, never OFFSET; totals in page mode, in the same
+    statement as the rows when the page has any.
 
     `bound`: `stmt` is built once for its shape and kept (a module-level or cached statement
     whose values are bind parameters, e.g. `scoped_by_parameter`), and `bound` holds those
@@ -263,10 +266,12 @@ async def paginate(
             next_cursor = codec.encode(params.sort_by, params.order, rows[-1][-2], rows[-1][-1])
         meta = PaginationMeta(has_next_page=has_next, next_cursor=next_cursor, page_size=size)
     else:
-        total = await page.total(db, values, on_driver)
         offset = (params.page - 1) * size
         values["_limit"], values["_offset"] = size, offset
         rows = await page.fetch(db, values, on_driver)
+        # The total is the rows' last column; a page without rows (an empty list, or past
+        # its end) counts on its own.
+        total = int(rows[0][-1]) if rows else await page.total(db, values, on_driver)
         total_pages = max(1, math.ceil(total / size))
         meta = PaginationMeta(
             has_next_page=offset + len(rows) < total,
@@ -316,7 +321,8 @@ def _page_statements(
     with_cursor: bool,
 ) -> tuple[Any, Any]:
     """The rows statement (sorted; `_limit`; `_offset` in page mode; in cursor mode after the
-    `_after_*` key when `with_cursor`, never an OFFSET) and the count statement of a list."""
+    `_after_*` key when `with_cursor`, never an OFFSET) and the count statement of a list.
+    The rows statement's last columns: the sort key and the id, and in page mode the total."""
     ordering = (sort_col.desc(), id_column.desc()) if desc else (sort_col.asc(), id_column.asc())
     rows = (
         stmt.add_columns(sort_col.label(_SORT_KEY), id_column.label(_SORT_ID))
@@ -326,10 +332,13 @@ def _page_statements(
     if with_cursor:
         rows = rows.where(_after(sort_col, id_column, desc))
     rows = rows.limit(bindparam("_limit", type_=Integer))
+    count = select(func.count()).select_from(stmt.order_by(None).subquery())
     if mode == "page":
         # BIGINT: the last page (INT32_MAX) times the page size is past what an INTEGER holds.
         rows = rows.offset(bindparam("_offset", type_=BigInteger))
-    count = select(func.count()).select_from(stmt.order_by(None).subquery())
+        # The total beside every row, so that a page that has rows takes one round trip: an
+        # uncorrelated scalar subquery, computed once per statement by both databases.
+        rows = rows.add_columns(count.scalar_subquery().label(_TOTAL))
     return rows, count
 
 
