@@ -250,6 +250,8 @@ async def upsert_contact_at_once(
         # Another write of the map committed while this one waited for the lock: the map
         # as a read finds it now, this write's change and any committed since.
         rows = await repo.MAP_ANSWER.fetch(conn, params)
+        if not rows:  # the map went with its account since
+            raise not_found(RelationshipMap, map_id)
     the_map = repo.MapRow(*rows[0][2 : repo.MAP_ANSWER_FRESH])
     contacts = [_placed_row(r[repo.MAP_ANSWER_FRESH + 1 :]) for r in rows[1:]]
     return buyer_map_out(the_map, contacts, public_url)
