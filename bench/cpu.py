@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
     from salesplan.kit.ids import uuid7
     from salesplan.migrate import upgrade
     from salesplan.models.crm import Account, Contact
-    from salesplan.models.plans import PlanTask
+    from salesplan.models.plans import Plan, PlanTask
     from salesplan.organizations.service import add_user, create_organization
     from salesplan.plans.schemas import PlanCreate
     from salesplan.plans.service import create_plan
@@ -141,6 +142,24 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
                     "created_at": now,
                     "updated_at": now,
                 }
+            ],
+        )
+        # Plans without content besides the big one, as `make bench` has them: listPlans
+        # answers a full page of 50.
+        await session.execute(
+            insert(Plan.__table__),
+            [
+                {
+                    "id": uuid7(),
+                    "organization_id": org.id,
+                    "name": f"Plan {i}",
+                    "entity_type": "USER",
+                    "entity_id": user.id,
+                    "user_id": user.id,
+                    "created_at": now - timedelta(milliseconds=100 - i),
+                    "updated_at": now - timedelta(milliseconds=100 - i),
+                }
+                for i in range(60)
             ],
         )
         ctx = RequestContext.internal(org.id, user.id)
@@ -207,6 +226,7 @@ def main() -> None:
             "listAccounts cursor": ("/api/v1/accounts?limit=50", auth),
             "getPlan (big)": (f"/api/v1/plans/{data['plan']}", auth),
             "listPlans page": ("/api/v1/plans?pageSize=50", auth),
+            "listPlans cursor": ("/api/v1/plans?limit=50", auth),
             "updatePlanTask": (f"/api/v1/plans/{data['plan']}/tasks/{data['task']}", auth),
             "upsertRelationshipMapContact": ("/api/v1/relationship-maps/{map}/contacts/", auth),
         }

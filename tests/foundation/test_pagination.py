@@ -157,3 +157,15 @@ async def test_search_is_case_insensitive_substring(client, seven) -> None:
     assert len(body["data"]) == 6
     body = (await client.get(ORGS, headers=seven.headers, params={"search": "%"})).json()
     assert body["data"] == []
+
+
+@pytest.mark.parametrize("path", ["/api/v1/plans", "/api/v1/plans/", "/a?b#c\\d", "/x y/%41"])
+def test_a_cursor_binds_the_path_as_starlette_spells_it(path) -> None:
+    """The cursor's list is the request's `url.path`, read from the scope without building
+    the URL: the same text, so that cursors made before stay valid."""
+    from starlette.datastructures import URL
+
+    from salesplan.kit.pagination import _url_path
+
+    scope = {"type": "http", "path": path, "headers": [], "server": ("h", 80), "scheme": "http"}
+    assert _url_path(scope) == URL(scope=scope).path

@@ -132,9 +132,11 @@ class CursorCodec:
         """This codec bound to the request's list (its path) and organization, read when a
         cursor is made or checked: after the auth dependency has resolved the organization."""
 
+        scope = request.scope
+
         def binding() -> str:
-            org = request.scope.get("state", {}).get("organization_id", "")
-            return f"{request.url.path.rstrip('/')}\n{org}"
+            org = scope.get("state", {}).get("organization_id", "")
+            return f"{_url_path(scope).rstrip('/')}\n{org}"
 
         return self._bound(binding)
 
@@ -181,6 +183,11 @@ class CursorCodec:
             raise
         except Exception:
             raise bad from None
+
+
+def _url_path(scope: Any) -> str:
+    """`request.url.path` without building the URL: Starlette's escaping of the scope's path."""
+    return str(scope["path"]).replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
 
 
 def _b64(raw: bytes) -> str:
