@@ -325,6 +325,14 @@ def _contact_node(contact_id, y=0):  # type: ignore[no-untyped-def]
     }
 
 
+async def _map_with_nodes(client, actor, account_id, nodes) -> str:  # type: ignore[no-untyped-def]
+    """A map of the account whose graph has these nodes; its path."""
+    graph = {"nodes": nodes, "edges": [], "viewport": {"x": 0, "y": 0, "zoom": 1}}
+    created = await new_map(client, actor, "Account", account_id, map=graph)
+    assert created.status_code == 201, created.text
+    return f"/api/v1/relationship-maps/{created.json()['buyerMap']['id']}"
+
+
 async def test_a_contact_already_in_the_graph_is_placed_without_a_second_node(
     client, actor, db
 ) -> None:
@@ -358,13 +366,9 @@ async def test_a_graph_with_duplicate_contact_nodes_is_mended_by_an_upsert(
 ) -> None:
     account, _ = await make_account(db, actor.org.id)
     contact = await make_contact(db, account)
-    graph = {
-        "nodes": [_contact_node(contact.id), _contact_node(contact.id, 160)],
-        "edges": [],
-        "viewport": {"x": 0, "y": 0, "zoom": 1},
-    }
-    buyer_map = (await new_map(client, actor, "Account", account.id, map=graph)).json()
-    base = f"/api/v1/relationship-maps/{buyer_map['buyerMap']['id']}"
+    base = await _map_with_nodes(
+        client, actor, account.id, [_contact_node(contact.id), _contact_node(contact.id, 160)]
+    )
     for _ in range(2):
         resp = await client.patch(f"{base}/contacts/{contact.id}", json={}, headers=actor.headers)
         assert resp.status_code == 200, resp.text
@@ -384,13 +388,8 @@ async def test_a_refused_upsert_of_a_contact_in_the_graph_writes_nothing(client,
     stranger = await make_contact(db, other_account)
     foreigner = await make_contact(db, foreign_account)
     missing = uuid.uuid4()
-    graph = {
-        "nodes": [_contact_node(c) for c in (contact.id, stranger.id, foreigner.id, missing)],
-        "edges": [],
-        "viewport": {"x": 0, "y": 0, "zoom": 1},
-    }
-    buyer_map = (await new_map(client, actor, "Account", account.id, map=graph)).json()
-    base = f"/api/v1/relationship-maps/{buyer_map['buyerMap']['id']}"
+    nodes = [_contact_node(c) for c in (contact.id, stranger.id, foreigner.id, missing)]
+    base = await _map_with_nodes(client, actor, account.id, nodes)
     placed = await client.patch(
         f"{base}/contacts/{contact.id}", json={"supportStatus": "a"}, headers=actor.headers
     )
