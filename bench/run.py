@@ -42,7 +42,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import ROOT, Server, WrkResult, cpu_seconds, ensure_wrk, run_wrk, serve, serve_floor
+from harness import (
+    ROOT,
+    Server,
+    WrkResult,
+    cpu_seconds,
+    ensure_wrk,
+    run_wrk,
+    serve,
+    serve_floor,
+    settle,
+)
 
 from plans import big_plan_body
 
@@ -346,6 +356,7 @@ def measure(
     cpu_ms = 1000 * (sum(cpu_seconds(pids)) - cpu_before) / max(loaded.requests, 1)
     one: WrkResult | None = None
     if single:
+        settle()
         one = run_wrk(
             url,
             connections=1,

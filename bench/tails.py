@@ -26,7 +26,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu import HUGE, MAP_BODY, SECRET, make_data
-from harness import WrkResult, run_wrk, serve, serve_floor
+from harness import WrkResult, run_wrk, serve, serve_floor, settle
 from run import LUA_TOGGLE, create_database, drop_database, prepare_map
 
 
@@ -100,6 +100,7 @@ def main() -> None:
                         extra=lua,
                     )
                     print(line(name, 64, r, bare_floor.rps), flush=True)
+                settle()
                 r = run_wrk(target, connections=1, seconds=4, auth=auth, method=method, extra=lua)
                 print(line(name, 1, r), flush=True)
     finally:
