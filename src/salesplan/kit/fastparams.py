@@ -6,8 +6,8 @@ declared: whether it is a parameter model (`_get_param_model`), its aliases
 (`_get_param_aliases`), whether it is a `Json` field (`_is_json_field`), whether its
 annotation is a sequence (`field_annotation_is_sequence`, twice). Those are typing
 introspection (`get_origin`, `issubclass` over unions) and cost listPlans, with its ten query
-parameters, about 12 % of its CPU per request (bench/README.md, "FastAPI's parameter
-introspection"). `install()` replaces those module-level helpers of
+parameters, about 12 % of its CPU per request (bench/README.md, "What changed
+(2026-11-25)"). `install()` replaces those module-level helpers of
 `fastapi.dependencies.utils` with the same functions remembering their answer per parameter
 object (the ModelField, or the annotation): the objects are built with the routes and live
 as long as they do, and the answers are pure functions of them.

@@ -76,6 +76,12 @@ _IDS: dict[str, Any] = {
 
 P: Any = repo.P
 T: Any = repo.T
+# The task named in the path, of that plan and the organization.
+_THE_TASK = (
+    (T.c.id == _IDS["task_id"])
+    & (T.c.plan_id == _IDS["plan_id"])
+    & (T.c.organization_id == _IDS["organization_id"])
+)
 
 # The plan locked (a row lock until the transaction ends, as `live_plan`'s FOR UPDATE: writes to
 # one plan's content run one after the other), its version bumped and its updated_at stamped
@@ -88,13 +94,7 @@ _LOCK_AND_BUMP = DriverStatement(
     .returning(P.c.archived_at)
 )
 
-_TASK_EXISTS = DriverStatement(
-    select(T.c.id).where(
-        T.c.id == _IDS["task_id"],
-        T.c.plan_id == _IDS["plan_id"],
-        T.c.organization_id == _IDS["organization_id"],
-    )
-)
+_TASK_EXISTS = DriverStatement(select(T.c.id).where(_THE_TASK))
 
 
 @functools.lru_cache(maxsize=128)
@@ -113,17 +113,7 @@ def _task_update(keys: frozenset[str]) -> DriverStatement:
             else_=bindparam("new_completed_at", type_=T.c.completed_at.type),
         )
     values[T.c.updated_at] = bindparam("new_updated_at", type_=T.c.updated_at.type)
-    stmt = (
-        update(T)
-        .where(
-            T.c.id == _IDS["task_id"],
-            T.c.plan_id == _IDS["plan_id"],
-            T.c.organization_id == _IDS["organization_id"],
-        )
-        .values(values)
-        .returning(*repo.TASK_COLUMNS)
-    )
-    return DriverStatement(stmt)
+    return DriverStatement(update(T).where(_THE_TASK).values(values).returning(*repo.TASK_COLUMNS))
 
 
 @functools.lru_cache(maxsize=128)

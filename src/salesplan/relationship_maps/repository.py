@@ -135,7 +135,8 @@ _ORG: Any = bindparam("organization_id")
 
 
 class MapRow(NamedTuple):
-    """A map's row as `TOUCH_MAP` answers it (its columns by these names, in this order)."""
+    """A map's row as the upsert's statements answer it (its columns by these names, in this
+    order)."""
 
     id: uuid.UUID
     entity_id: uuid.UUID
@@ -149,11 +150,20 @@ class MapRow(NamedTuple):
     account_id: uuid.UUID
 
 
+_PLACED_COLUMNS = (*ATTRIBUTES, "contact_id")
+_NAMES = (_C.c.first_name, _C.c.last_name, _C.c.email)
+# The map named in the path, of the organization; its placements; the contact's account.
+_THE_MAP = (_RM.c.id == bindparam("map_id")) & (_RM.c.organization_id == _ORG)
+_ITS_PLACEMENTS = (_RMC.c.map_id == bindparam("map_id")) & (_RMC.c.organization_id == _ORG)
+_CONTACT_ACCOUNT = select(_C.c.account_id).where(
+    _C.c.id == bindparam("contact_id"), _C.c.organization_id == _ORG
+)
+
 # The map touched (updated_at, updated_by_id) and so locked until the transaction ends: a row
 # lock on PostgreSQL, the database's write lock on SQLite. Its row as it is now comes back.
 TOUCH_MAP = DriverStatement(
     update(_RM)
-    .where(_RM.c.id == bindparam("map_id"), _RM.c.organization_id == _ORG)
+    .where(_THE_MAP)
     .values(updated_at=bindparam("now"), updated_by_id=bindparam("user_id"))
     .returning(*(_RM.c[name] for name in MapRow._fields))
 )
@@ -163,9 +173,7 @@ WRITE_GRAPH = DriverStatement(
     .values(map=bindparam("graph", type_=_RM.c.map.type), updated_at=bindparam("now"))
     .returning(_RM.c.id)
 )
-CONTACT_ACCOUNT = DriverStatement(
-    select(_C.c.account_id).where(_C.c.id == bindparam("contact_id"), _C.c.organization_id == _ORG)
-)
+CONTACT_ACCOUNT = DriverStatement(_CONTACT_ACCOUNT)
 LIVE_GROUP_ACCOUNT = DriverStatement(
     select(_BG.c.account_id).where(
         _BG.c.id == bindparam("group_id"),
@@ -173,11 +181,18 @@ LIVE_GROUP_ACCOUNT = DriverStatement(
         _BG.c.archived_at.is_(None),
     )
 )
+
+
+def _placed_names(source: Any) -> tuple[Any, ...]:
+    """A placement's attributes and contact (from `source`, the table or a CTE of its rows)
+    and the contact's names: PLACED_NAMES' columns."""
+    return (*(source.c[name] for name in _PLACED_COLUMNS), *_NAMES)
+
+
 PLACED_NAMES = DriverStatement(
-    select(*(_RMC.c[name] for name in (*ATTRIBUTES, "contact_id")), _C.c.first_name)
-    .add_columns(_C.c.last_name, _C.c.email)
+    select(*_placed_names(_RMC))
     .join_from(_RMC, _C, _C.c.id == _RMC.c.contact_id)
-    .where(_RMC.c.map_id == bindparam("map_id"), _RMC.c.organization_id == _ORG)
+    .where(_ITS_PLACEMENTS)
     .order_by(_RMC.c.id)
 )
 
@@ -227,10 +242,6 @@ _GRAPH_KEEPS_CONTACT = text(
 )
 
 
-_PLACED_COLUMNS = (*ATTRIBUTES, "contact_id")
-_NAMES = (_C.c.first_name, _C.c.last_name, _C.c.email)
-
-
 def _map_part(source: Any, fresh: Any) -> Any:
     """The map's row of an answer (see MAP_ANSWER): part 0, `MapRow` from `source`, `fresh`."""
     return select(
@@ -245,13 +256,9 @@ def _map_part(source: Any, fresh: Any) -> Any:
 def _placement_part(source: Any) -> Any:
     """Placements' rows of an answer: part 1, their order, PLACED_NAMES' columns."""
     blank = (null() for _ in range(len(MapRow._fields) + 1))
-    return select(
-        literal_column("1"),
-        source.c.id,
-        *blank,
-        *(source.c[name] for name in _PLACED_COLUMNS),
-        *_NAMES,
-    ).join_from(source, _C, _C.c.id == source.c.contact_id)
+    return select(literal_column("1"), source.c.id, *blank, *_placed_names(source)).join_from(
+        source, _C, _C.c.id == source.c.contact_id
+    )
 
 
 def _answer(*parts: Any) -> Any:
@@ -266,20 +273,14 @@ and each further row has PLACED_NAMES' columns after it."""
 # first the map's (part 0, `fresh` true), then the placements' in the order they were placed.
 MAP_ANSWER = DriverStatement(
     _answer(
-        _map_part(_RM, true()).where(
-            _RM.c.id == bindparam("map_id"), _RM.c.organization_id == _ORG
-        ),
-        _placement_part(_RMC).where(
-            _RMC.c.map_id == bindparam("map_id"), _RMC.c.organization_id == _ORG
-        ),
+        _map_part(_RM, true()).where(_THE_MAP),
+        _placement_part(_RMC).where(_ITS_PLACEMENTS),
     )
 )
 
 
-def _version(where: Any) -> Any:
-    """The map row's version (its `xmin`: the transaction that wrote it last) as a CTE sees
-    it, for a SELECT of relationship_maps filtered by `where`."""
-    return select(literal_column("relationship_maps.xmin").label("version")).where(where)
+# The map row's version (its `xmin`: the transaction that wrote it last), in a SELECT of it.
+_VERSION: Any = literal_column("relationship_maps.xmin").label("version")
 
 
 @functools.lru_cache(maxsize=32)
@@ -312,21 +313,17 @@ def place_at_once(keys: frozenset[str]) -> DriverStatement:
     committed in between (`fresh`: the row the lock got is the snapshot's). Every write of
     a map's placements touches its row; when `fresh` is false, the caller reads the map
     again (MAP_ANSWER)."""
-    map_where = (_RM.c.id == bindparam("map_id")) & (_RM.c.organization_id == _ORG)
-    seen = _version(map_where).cte("seen")
+    seen = select(_VERSION).where(_THE_MAP).cte("seen")
     locked = (
-        select(_RM.c.id, _RM.c.account_id, _RM.c.map, _version(map_where).selected_columns[0])
-        .where(map_where)
+        select(_RM.c.id, _RM.c.account_id, _RM.c.map, _VERSION)
+        .where(_THE_MAP)
         .with_for_update()
         .cte("locked")
-    )
-    contact_account = select(_C.c.account_id).where(
-        _C.c.id == bindparam("contact_id"), _C.c.organization_id == _ORG
     )
     fresh = locked.c.version == select(seen.c.version).scalar_subquery()
     ok = (
         select(locked.c.id, fresh.label("fresh"))
-        .where(locked.c.account_id == contact_account.scalar_subquery(), _GRAPH_KEEPS_CONTACT)
+        .where(locked.c.account_id == _CONTACT_ACCOUNT.scalar_subquery(), _GRAPH_KEEPS_CONTACT)
         .cte("ok")
     )
     values = _new_values(keys)
@@ -346,8 +343,7 @@ def place_at_once(keys: frozenset[str]) -> DriverStatement:
         .cte("touched")
     )
     others = _placement_part(_RMC).where(
-        _RMC.c.map_id == bindparam("map_id"),
-        _RMC.c.organization_id == _ORG,
+        _ITS_PLACEMENTS,
         _RMC.c.contact_id.not_in(select(placed.c.contact_id)),
         select(ok.c.id).exists(),
     )
