@@ -26,6 +26,7 @@ from salesplan.calendar.repository import (
 )
 from salesplan.calendar.schemas import ArtifactsIn, ConnectionIn, EventPatch
 from salesplan.calendar.sync import _account_links, link_account
+from salesplan.calendar.visibility import may_read, reads_teammates
 from salesplan.errors import (
     Conflict,
     Forbidden,
@@ -45,8 +46,6 @@ from salesplan.models.calendar import (
     CalendarEvent,
 )
 from salesplan.worker.context import wake_worker
-
-TEAM_READERS = ("admin", "consultant")
 
 
 def _me(ctx: RequestContext) -> uuid.UUID:
@@ -123,7 +122,7 @@ async def _visible_user(
     me = _me(ctx)
     if user_id is None or user_id == me:
         return me
-    if ctx.role not in TEAM_READERS:
+    if not reads_teammates(ctx):
         raise Forbidden(
             "Only admin and consultant members may read a teammate's calendar.",
             details={"reason": "teammate_calendar"},
@@ -163,7 +162,7 @@ async def get_event(
     session: AsyncSession, ctx: RequestContext, event_id: uuid.UUID, *, for_update: bool = False
 ) -> CalendarEvent:
     event = await EventRepository(session, ctx).get(event_id, for_update=for_update)
-    if event.user_id != _me(ctx) and ctx.role not in TEAM_READERS:
+    if not may_read(ctx, event.user_id):
         raise Forbidden(
             "Only admin and consultant members may read a teammate's calendar.",
             details={"reason": "teammate_calendar"},
