@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -11,7 +13,7 @@ import httpx
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.engage.delivery.integrations import set_integration
+from salesplan.engage.delivery.integrations import inbound_secret, set_integration
 from salesplan.feed.ingest import engage_message_sent
 from salesplan.feed.slack import signature
 from salesplan.models.calendar import CalendarActionItem, CalendarConnection, CalendarEvent
@@ -171,3 +173,35 @@ async def post_slack(
     return await client.post(
         "/inbound/slack", params={"organizationId": str(org_id)}, content=body, headers=h
     )
+
+
+async def post_mail(
+    client: httpx.AsyncClient, db: AsyncSession, org_id: uuid.UUID, raw: bytes
+) -> httpx.Response:
+    """A raw RFC 5322 message posted to the signed inbound e-mail endpoint (contract §11)."""
+    settings = client._transport.app.state.settings  # type: ignore[attr-defined]
+    secret = await inbound_secret(db, settings, org_id, create=True)
+    await db.commit()
+    sig = "sha256=" + hmac.new(str(secret).encode(), raw, hashlib.sha256).hexdigest()
+    return await client.post(
+        "/inbound/email",
+        params={"organizationId": str(org_id)},
+        content=raw,
+        headers={"X-Salesplan-Signature": sig, "Content-Type": "message/rfc822"},
+    )
+
+
+def reply_mail(
+    sender: str, original: EngageMessage | None, text: str, *, subject: str = "Re"
+) -> bytes:
+    """A reply from `sender` to `original` (threaded by In-Reply-To), or a new mail."""
+    refs = (
+        f"In-Reply-To: {original.rfc_message_id}\r\nReferences: {original.rfc_message_id}\r\n"
+        if original is not None
+        else ""
+    )
+    return (
+        f"From: {sender}\r\nTo: sales@example.com\r\nSubject: {subject}\r\n"
+        f"Message-ID: <{uuid.uuid4().hex}@customer.test>\r\n{refs}"
+        f"Content-Type: text/plain\r\n\r\n{text}\r\n"
+    ).encode()

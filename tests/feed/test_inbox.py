@@ -112,15 +112,19 @@ async def test_thread_messages_oldest_first_threaded_by_in_reply_to(client, db, 
 
 
 async def test_own_domain_mail_stays_out(client, db, actor) -> None:
-    """Mail among the organization's own users (its users' domains) is no account conversation,
-    even when a contact of the account carries such an address."""
+    """Mail among the organization's own users (its users' domains) is no account conversation
+    by domain; a contact of the account with such an address attributes its mail all the same
+    (contract §12: a contact attributes the thread whatever the domain)."""
     account, _ = await acme(db, actor)
     own_domain = actor.user.email.rsplit("@", 1)[1]
     await make_contact(db, account, "Col", "League", email=f"colleague@{own_domain}")
-    await sent_email(db, actor.org.id, f"colleague@{own_domain}", T0, subject="Internal")
+    await sent_email(db, actor.org.id, f"colleague@{own_domain}", T0, subject="Contact")
+    await sent_email(db, actor.org.id, f"someone@{own_domain}", T0, subject="Internal")
     await sent_email(db, actor.org.id, "jane@acme.test", T0, subject="External")
     subjects = [i["subject"] for i in (await inbox(client, actor, account.id))["data"]]
-    assert subjects == ["External"]
+    assert sorted(subjects) == ["Contact", "External"]
+    ours, _ = await make_account(db, actor.org.id, "Ourselves", domain=own_domain)
+    assert (await inbox(client, actor, ours.id))["data"] == []
 
 
 async def test_attribution_follows_contacts_and_domain(client, db, actor) -> None:

@@ -379,6 +379,14 @@ def set_integration_cmd(
         str | None,
         typer.Option("--slack-signing-secret", metavar="SECRET", help="Events API signing secret."),
     ] = None,
+    own_domains: Annotated[
+        str | None,
+        typer.Option(
+            "--own-domains",
+            metavar="A.COM,B.COM",
+            help="The organization's own e-mail domains for the feed; '' goes back to its users'.",
+        ),
+    ] = None,
 ) -> None:
     """Set an organization's Slack integration (stored encrypted); prints what is configured."""
     from salesplan.engage.delivery.integrations import set_integration
@@ -394,7 +402,12 @@ def set_integration_cmd(
             slack_webhook_url=slack_webhook_url,
             slack_signing_secret=slack_signing_secret,
         )
-        return {"organizationId": str(org_id), **configured}
+        if own_domains is None:
+            return {"organizationId": str(org_id), **configured}
+        from salesplan.feed.domains import parse_own_domains, set_own_domains
+
+        domains = await set_own_domains(session, org_id, parse_own_domains(own_domains))
+        return {"organizationId": str(org_id), **configured, "ownDomains": domains}
 
     emit(run_in_session(go, settings), "integration")
 

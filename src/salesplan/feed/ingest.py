@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, Select, Table, bindparam, case, event, func, select, update
+from sqlalchemy import Connection, Table, bindparam, case, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -30,7 +30,6 @@ from salesplan.kit.ids import uuid7
 from salesplan.models.calendar import CalendarEvent
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
-from salesplan.models.identity import Membership, User
 
 SNIPPET = 200
 _THREADS: Table = FeedThread.__table__  # type: ignore[assignment]
@@ -112,28 +111,6 @@ def _count_statement(direction: str) -> Any:
 
 def snippet(text: str) -> str:
     return " ".join(text.split())[:SNIPPET]
-
-
-def email_domain(dialect: str, column: Any) -> Any:
-    """The lower-cased domain of an e-mail address column, in SQL."""
-    if dialect == "postgresql":
-        return func.split_part(func.lower(column), "@", 2)
-    return func.substr(func.lower(column), func.instr(column, "@") + 1)
-
-
-def own_domains_query(dialect: str, organization_id: uuid.UUID) -> Select:  # type: ignore[type-arg]
-    """The organization's own domains: its users' e-mail domains. The one statement of the
-    rule: the inbox takes it as a subquery (mail among the organization's own people belongs
-    to no account), Slack ingestion runs it (an author of an own domain writes outbound)."""
-    return (
-        select(email_domain(dialect, User.email))
-        .join(Membership, Membership.user_id == User.id)
-        .where(Membership.organization_id == organization_id, User.email.contains("@"))
-    )
-
-
-def own_domains(conn: Connection, organization_id: uuid.UUID) -> set[str]:
-    return set(conn.execute(own_domains_query(conn.dialect.name, organization_id)).scalars())
 
 
 def _new_thread(conn: Connection, item: Incoming) -> uuid.UUID | None:

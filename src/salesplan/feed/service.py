@@ -12,6 +12,7 @@ from sqlalchemy import (
     ColumnElement,
     Date,
     Select,
+    and_,
     case,
     cast,
     exists,
@@ -20,13 +21,15 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    true,
     union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
+from salesplan.calendar.visibility import readable, reads_teammates
 from salesplan.errors import NotFound, ValidationFailed
-from salesplan.feed.ingest import own_domains_query
+from salesplan.feed.domains import own_domains_query
 from salesplan.feed.schemas import (
     AnalyticsOut,
     AttentionItem,
@@ -47,7 +50,6 @@ from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 from salesplan.models.plans import Plan, PlanTask
 
-INBOX_SORT = {"lastActivityAt": FeedThread.last_activity_at}
 MESSAGE_SORT = {"occurredAt": FeedMessage.occurred_at}
 UNANSWERED_AFTER = timedelta(hours=24)
 MAX_ANALYTICS_DAYS = 366
@@ -56,8 +58,9 @@ MAX_ANALYTICS_DAYS = 366
 def _attribution(
     session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID
 ) -> ColumnElement[bool]:
-    """`EXISTS` a participant of the thread who is one of the account's contacts or of its
-    domain, and not of the organization's own domains (its users' e-mail domains).
+    """`EXISTS` a participant of the thread who is one of the account's contacts (whatever the
+    domain), or of the account's domain when that is not one of the organization's own domains
+    (contract §12: the admin's list, else its users' domains minus public mailbox providers).
 
     Computed at read time, in the statement itself (no round trip of its own): a contact added,
     moved or archived, or a domain changed, changes the inbox at once, with nothing to
@@ -80,10 +83,25 @@ def _attribution(
         FeedParticipant.organization_id == org,
         or_(
             FeedParticipant.email.in_(contact_emails.scalar_subquery()),
-            FeedParticipant.domain == account_domain,
+            and_(
+                FeedParticipant.domain == account_domain,
+                FeedParticipant.domain.not_in(own.scalar_subquery()),
+            ),
         ),
-        FeedParticipant.domain.not_in(own.scalar_subquery()),
     )
+
+
+def _visible(ctx: RequestContext) -> ColumnElement[bool]:
+    """The threads the caller may see (contract §12): a meeting's thread only when the caller
+    may read its event by id (the calendar's own rule); e-mail and Slack threads always."""
+    if reads_teammates(ctx):
+        return true()
+    meeting = select(CalendarEvent.id).where(
+        CalendarEvent.id == FeedThread.calendar_event_id,
+        CalendarEvent.organization_id == ctx.organization_id,
+        readable(ctx, CalendarEvent.user_id),
+    )
+    return or_(FeedThread.kind != "calendar", exists(meeting))
 
 
 async def _account_exists(
@@ -118,19 +136,35 @@ async def account_inbox(
     kind: str | None = None,
 ) -> tuple[list[InboxItem], PaginationMeta]:
     t = FeedThread
-    stmt: Any = select(
-        t.id, t.kind, t.subject, t.snippet, t.message_count, t.last_activity_at
-    ).where(t.organization_id == ctx.organization_id, _attribution(session, ctx, account_id))
-    if kind is not None:
-        stmt = stmt.where(t.kind == kind)
-    # Newest activity first, keyset on (lastActivityAt, id), at any depth.
+    now = utcnow()
+
+    def part(activity: Any, happened: bool) -> Any:
+        """The threads whose latest activity has happened (sorted by it), or is still to come
+        (a future meeting: sorted by when it entered the feed, the last thing that happened)."""
+        stmt: Any = select(
+            t.id.label("id"),
+            t.kind.label("kind"),
+            t.subject.label("subject"),
+            t.snippet.label("snippet"),
+            t.message_count.label("message_count"),
+            activity.label("last_activity_at"),
+        ).where(
+            t.organization_id == ctx.organization_id,
+            t.last_activity_at <= now if happened else t.last_activity_at > now,
+            _attribution(session, ctx, account_id),
+            _visible(ctx),
+        )
+        return stmt if kind is None else stmt.where(t.kind == kind)
+
+    u = union_all(part(t.last_activity_at, True), part(t.created_at, False)).subquery()
+    # Newest activity that has happened first, keyset on (lastActivityAt, id), at any depth.
     params = replace(params, sort_by="lastActivityAt", order="desc")
     threads, meta = await paginate(
         session,
-        stmt,
+        select(u),
         params,
-        sort_columns=INBOX_SORT,
-        id_column=t.id,
+        sort_columns={"lastActivityAt": u.c.last_activity_at},
+        id_column=u.c.id,
         codec=codec,
     )
     if not threads:  # an empty inbox, or no such account (404): only then the extra read
@@ -166,7 +200,10 @@ async def thread_messages(
     await _account_exists(session, ctx, account_id)
     belongs = _attribution(session, ctx, account_id)
     found_stmt = select(FeedThread.id).where(
-        FeedThread.id == thread_id, FeedThread.organization_id == ctx.organization_id, belongs
+        FeedThread.id == thread_id,
+        FeedThread.organization_id == ctx.organization_id,
+        belongs,
+        _visible(ctx),
     )
     if kind is not None:
         found_stmt = found_stmt.where(FeedThread.kind == kind)

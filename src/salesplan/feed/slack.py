@@ -24,12 +24,14 @@ from salesplan.auth.dependencies import public
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import slack_signing_secret
 from salesplan.errors import PayloadTooLarge, Unauthorized, ValidationFailed
-from salesplan.feed.ingest import Incoming, own_domains, record
+from salesplan.feed.domains import is_own_address
+from salesplan.feed.ingest import Incoming, record
 
 router = APIRouter(include_in_schema=False)
 
 MAX_SLACK_BYTES = 1024 * 1024
 TOLERANCE_SECONDS = 5 * 60
+MAX_EMAIL = 320
 _UNKNOWN_SECRET = "\x00unknown organization\x00"
 
 
@@ -56,6 +58,17 @@ def _ts_datetime(ts: str | None) -> datetime:
         return datetime.now(UTC)
 
 
+def _author_email(value: Any) -> str | None:
+    """`user_profile.email` when it is an address (RFC 5321: at most 320 characters); anything
+    else is no author e-mail, and the message is stored without one."""
+    if not isinstance(value, str):
+        return None
+    email = value.strip().lower()
+    if not email or len(email) > MAX_EMAIL or "@" not in email or any(c.isspace() for c in email):
+        return None
+    return email
+
+
 async def store_event(
     session: AsyncSession, organization_id: uuid.UUID, payload: dict[str, Any]
 ) -> bool:
@@ -71,14 +84,13 @@ async def store_event(
     thread_ts = str(event.get("thread_ts") or ts)[:32]
     raw_profile = event.get("user_profile")
     profile: dict[str, Any] = raw_profile if isinstance(raw_profile, dict) else {}
-    email = str(profile.get("email") or "").strip().lower() or None
+    email = _author_email(profile.get("email"))
     name = profile.get("real_name") or profile.get("display_name") or profile.get("name")
     text = str(event.get("text") or "")
 
     def write(sync_session: Any) -> bool:
         conn = sync_session.connection()
-        own = own_domains(conn, organization_id)
-        inbound = email is None or email.rsplit("@", 1)[-1] not in own
+        inbound = email is None or not is_own_address(conn, organization_id, email)
         return (
             record(
                 conn,

@@ -91,6 +91,19 @@ class FeedMessage(IdMixin, TenantMixin, Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class FeedOwnDomain(Base):
+    """A domain an admin declared the organization's own (contract §12 "Feed visibility and
+    attribution"): when the organization has any, they replace the own domains derived from its
+    users' addresses (`salesplan admin set-integration --own-domains`, developer settings)."""
+
+    __tablename__ = "feed_own_domains"
+
+    organization_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    domain: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
 # Communication analytics count sent e-mail by (organization, sent_at): an index the outbox had
 # no need of. Declared here (the feed's reads need it) on the engage table; covering the columns
 # the count reads, so that PostgreSQL answers from the index alone.
