@@ -261,6 +261,7 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     and a meeting, so that the three kinds show together."""
     import secrets
     from datetime import timedelta
+    from email.utils import formataddr
 
     from salesplan.calendar.crypto import encrypt_password
     from salesplan.feed.ingest import Incoming, engage_message_sent, record
@@ -286,7 +287,8 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     session.add(message)
     await session.flush()
     # Sent mail enters the feed as the delivery worker records the send.
-    await (await session.connection()).run_sync(engage_message_sent, message, sent_at)
+    sender = formataddr((user.full_name or None, user.email))
+    await (await session.connection()).run_sync(engage_message_sent, message, sent_at, sender)
     session.add(
         EngageReply(
             organization_id=org.id,

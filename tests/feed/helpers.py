@@ -48,7 +48,7 @@ async def sent_email(
     db.add(m)
     await db.flush()
     # As the delivery worker does when the relay accepts it (engage/delivery/worker.py).
-    await (await db.connection()).run_sync(engage_message_sent, m, at)
+    await (await db.connection()).run_sync(engage_message_sent, m, at, "sales@example.com")
     await db.commit()
     return m
 
@@ -192,14 +192,12 @@ async def post_mail(
 
 
 def reply_mail(
-    sender: str, original: EngageMessage | None, text: str, *, subject: str = "Re"
+    sender: str, original: EngageMessage | str | None, text: str, *, subject: str = "Re"
 ) -> bytes:
-    """A reply from `sender` to `original` (threaded by In-Reply-To), or a new mail."""
-    refs = (
-        f"In-Reply-To: {original.rfc_message_id}\r\nReferences: {original.rfc_message_id}\r\n"
-        if original is not None
-        else ""
-    )
+    """A reply from `sender` to `original` (a message or its Message-ID, threaded by
+    In-Reply-To), or a new mail."""
+    ref = original.rfc_message_id if isinstance(original, EngageMessage) else original
+    refs = f"In-Reply-To: {ref}\r\nReferences: {ref}\r\n" if ref else ""
     return (
         f"From: {sender}\r\nTo: sales@example.com\r\nSubject: {subject}\r\n"
         f"Message-ID: <{uuid.uuid4().hex}@customer.test>\r\n{refs}"

@@ -19,6 +19,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from email.utils import parseaddr
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Table, bindparam, case, event, func, select, update
@@ -53,6 +54,7 @@ class Incoming:
     slack_channel: str | None = None
     slack_ts: str | None = None
     calendar_event_id: uuid.UUID | None = None
+    author_participates: bool = True
 
 
 class _Statements(NamedTuple):
@@ -189,7 +191,7 @@ def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
     if new_thread is None:
         _count_in_thread(conn, thread_id, item)
     people = list(item.participants)
-    if item.author_email:
+    if item.author_email and item.author_participates:
         people.append((item.author_email, item.author_name))
     add_participants(conn, item.organization_id, thread_id, people)
     return message_id
@@ -211,11 +213,15 @@ def _count_in_thread(conn: Connection, thread_id: uuid.UUID, item: Incoming) -> 
 # -- sources -------------------------------------------------------------------------------
 
 
-def engage_message_sent(conn: Connection, m: EngageMessage, sent_at: datetime) -> None:
+def engage_message_sent(
+    conn: Connection, m: EngageMessage, sent_at: datetime, sender: str = ""
+) -> None:
     """An outbound engage message the relay accepted at `sent_at` (EMAIL only: Slack posts and
-    LinkedIn tasks are not mail threads)."""
+    LinkedIn tasks are not mail threads). `sender` is its From (`SALESPLAN_SMTP_FROM`): the
+    message's author; the thread's participants stay the people written to."""
     if m.channel != "EMAIL":
         return
+    name, address = parseaddr(sender)
     record(
         conn,
         Incoming(
@@ -227,6 +233,9 @@ def engage_message_sent(conn: Connection, m: EngageMessage, sent_at: datetime) -
             occurred_at=sent_at,
             text=m.body or "",
             subject=m.subject,
+            author_email=address.lower()[:320] or None,
+            author_name=name[:320] or None,
+            author_participates=False,
             participants=[(m.to_address, None)] if m.to_address else [],
         ),
     )

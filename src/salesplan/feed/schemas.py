@@ -40,7 +40,8 @@ class InboxItem(ApiModel):
     participants: list[Participant]
     snippet: str
     message_count: int
-    last_activity_at: datetime
+    # The last activity that has happened; null for a meeting still to come (sorted last).
+    last_activity_at: datetime | None
 
 
 class Author(ApiModel):

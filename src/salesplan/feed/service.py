@@ -52,6 +52,9 @@ from salesplan.models.plans import Plan, PlanTask
 
 MESSAGE_SORT = {"occurredAt": FeedMessage.occurred_at}
 UNANSWERED_AFTER = timedelta(hours=24)
+# The inbox's key of a thread nothing of which has happened yet (a future meeting): it sorts
+# after every thread with activity, and its `lastActivityAt` is null.
+NOT_YET = datetime(1900, 1, 1, tzinfo=UTC)
 MAX_ANALYTICS_DAYS = 366
 
 
@@ -138,16 +141,17 @@ async def account_inbox(
     t = FeedThread
     now = utcnow()
 
-    def part(activity: Any, happened: bool) -> Any:
-        """The threads whose latest activity has happened (sorted by it), or is still to come
-        (a future meeting: sorted by when it entered the feed, the last thing that happened)."""
+    def part(happened: bool) -> Any:
+        """The threads whose latest activity has happened, keyed by it; or whose only activity
+        is still to come (a future meeting), keyed `NOT_YET`: after everything that happened."""
+        key = t.last_activity_at if happened else literal(NOT_YET, t.last_activity_at.type)
         stmt: Any = select(
             t.id.label("id"),
             t.kind.label("kind"),
             t.subject.label("subject"),
             t.snippet.label("snippet"),
             t.message_count.label("message_count"),
-            activity.label("last_activity_at"),
+            key.label("activity"),
         ).where(
             t.organization_id == ctx.organization_id,
             t.last_activity_at <= now if happened else t.last_activity_at > now,
@@ -156,14 +160,15 @@ async def account_inbox(
         )
         return stmt if kind is None else stmt.where(t.kind == kind)
 
-    u = union_all(part(t.last_activity_at, True), part(t.created_at, False)).subquery()
+    # Each part walks (organization, last_activity_at) in order; the union is merged.
+    u = union_all(part(True), part(False)).subquery()
     # Newest activity that has happened first, keyset on (lastActivityAt, id), at any depth.
     params = replace(params, sort_by="lastActivityAt", order="desc")
     threads, meta = await paginate(
         session,
         select(u),
         params,
-        sort_columns={"lastActivityAt": u.c.last_activity_at},
+        sort_columns={"lastActivityAt": u.c.activity},
         id_column=u.c.id,
         codec=codec,
     )
@@ -178,7 +183,7 @@ async def account_inbox(
             participants=people[t.id],
             snippet=t.snippet,
             message_count=t.message_count,
-            last_activity_at=t.last_activity_at,
+            last_activity_at=None if t.activity == NOT_YET else t.activity,
         )
         for t in threads
     ]

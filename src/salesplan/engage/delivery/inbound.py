@@ -165,12 +165,16 @@ async def _reply(session: AsyncSession, scope: OrganizationScope, mail: EmailMes
     if text is None:
         text = nh3.clean(raw_html, tags=set()).strip() if raw_html is not None else ""
     now = utcnow()
+    sender = parseaddr(str(mail.get("From") or ""))[1][:320]
+    contact_id = message.contact_id if message is not None else None
+    if contact_id is None:  # a plain send to an address, or a new mail: the sender's contact
+        contact_id = await sequence.contact_of(session, scope.organization_id, sender)
     reply = EngageReply(
         organization_id=scope.organization_id,
         message_id=message.id if message is not None else None,
-        contact_id=message.contact_id if message is not None else None,
+        contact_id=contact_id,
         campaign_id=message.campaign_id if message is not None else None,
-        from_address=parseaddr(str(mail.get("From") or ""))[1][:320],
+        from_address=sender,
         subject=str(mail.get("Subject") or "")[:998] or None,
         text=text,
         html=html,
@@ -184,6 +188,10 @@ async def _reply(session: AsyncSession, scope: OrganizationScope, mail: EmailMes
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
             await sequence.stop_on_reply(
-                session, scope.organization_id, message.campaign_id, message.contact_id
+                session,
+                scope.organization_id,
+                message.campaign_id,
+                message.contact_id,
+                message.step_index,
             )
     await session.flush()

@@ -58,12 +58,16 @@ async def stop_failed(session: AsyncSession, messages: list[EngageMessage]) -> N
     await _end_live(session, "stopped", "failed", Enrollment.id.in_(ids))
 
 
-async def _end_live(session: AsyncSession, state: str, reason: str | None, *where: Any) -> None:
+async def _end_live(
+    session: AsyncSession, state: str, reason: str | None, *where: Any, step: int | None = None
+) -> None:
     """The live enrollments matching `where` end in `state` (with `reason`, when one is
-    given): no further step is scheduled for them."""
+    given; at `step`, when one is given): no further step is scheduled for them."""
     values: dict[str, Any] = {"state": state, "next_run_at": None, "updated_at": utcnow()}
     if reason is not None:
         values["reason"] = reason
+    if step is not None:
+        values["current_step"] = step
     await session.execute(
         update(Enrollment)
         .where(Enrollment.state.in_(LIVE), *where)
@@ -83,10 +87,16 @@ async def _cancel_waiting(session: AsyncSession, *where: Any) -> None:
 
 
 async def stop_on_reply(
-    session: AsyncSession, organization_id: uuid.UUID, campaign_id: uuid.UUID, contact_id: uuid.UUID
+    session: AsyncSession,
+    organization_id: uuid.UUID,
+    campaign_id: uuid.UUID,
+    contact_id: uuid.UUID,
+    step: int | None = None,
 ) -> None:
     """A reply stops that contact's remaining steps in the campaign: its waiting messages are
-    cancelled and its enrollment is `replied` (no further step is scheduled)."""
+    cancelled and its enrollment is `replied` (no further step is scheduled), at `step`, the
+    step whose message it answered (the campaign's status counts it there, not under the next
+    step that was waiting)."""
     await _cancel_waiting(
         session,
         EngageMessage.organization_id == organization_id,
@@ -100,7 +110,29 @@ async def stop_on_reply(
         Enrollment.organization_id == organization_id,
         Enrollment.campaign_id == campaign_id,
         Enrollment.contact_id == contact_id,
+        step=step,
     )
+
+
+async def contact_of(
+    session: AsyncSession, organization_id: uuid.UUID, address: str
+) -> uuid.UUID | None:
+    """The organization's live contact with this e-mail address (case-insensitive), the
+    oldest when several have it: who a reply from `address` comes from."""
+    if not address:
+        return None
+    stmt = (
+        select(Contact.id)
+        .where(
+            Contact.organization_id == organization_id,
+            func.lower(Contact.email) == address.lower(),
+            Contact.archived_at.is_(None),
+        )
+        .order_by(Contact.created_at, Contact.id)
+        .limit(1)
+    )
+    found: uuid.UUID | None = await session.scalar(stmt)
+    return found
 
 
 async def stop_for_address(

@@ -89,7 +89,9 @@ async def run_delivery(ctx: WorkerContext) -> int:
             if written.rowcount != 1:  # the lease was lost: another worker records this one
                 return
             # The mail enters the organization's feed now that it went out (feed/ingest.py).
-            await conn.run_sync(engage_message_sent, message, row["sent_at"])
+            await conn.run_sync(
+                engage_message_sent, message, row["sent_at"], ctx.settings.smtp_from
+            )
             if message.campaign_id is not None:
                 # The campaign's next step is scheduled from this send (campaigns.py).
                 await sequence.mark_sent(conn, message, row["sent_at"])
