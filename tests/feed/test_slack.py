@@ -149,3 +149,19 @@ async def test_secret_is_stored_encrypted(db, app, actor) -> None:
     row = await db.get(OrganizationIntegration, actor.org.id)
     assert row.slack_signing_secret_encrypted
     assert SLACK_SECRET.encode() not in row.slack_signing_secret_encrypted
+
+
+async def test_an_overlong_or_odd_author_email_is_no_author(client, db, app, actor) -> None:
+    """A `user_profile.email` over 320 characters (RFC 5321's limit), or not an address at all,
+    is ignored as the author's e-mail: the message is stored, never a 500."""
+    await enable_slack(db, app, actor.org.id)
+    long_email = "a" * 320 + "@acme.test"
+    odd: list[Any] = [long_email, "not an address", 42, {"x": 1}, "x" * 5000]
+    for n, value in enumerate(odd):
+        event = slack_event(f"message {n}", email="placeholder@acme.test", ts=now_ts(-n))
+        event["event"]["user_profile"]["email"] = value
+        r = await post_slack(client, actor.org.id, event)
+        assert r.status_code == 200, r.text
+    rows = (await db.execute(select(FeedMessage.text, FeedMessage.author_email))).all()
+    assert sorted(text for text, _ in rows) == [f"message {n}" for n in range(len(odd))]
+    assert {email for _, email in rows} == {None}
