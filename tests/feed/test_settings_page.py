@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from salesplan.engage.delivery.integrations import slack_signing_secret, slack_webhook_url
 from salesplan.models.engage_delivery import OrganizationIntegration
+from salesplan.models.feed import FeedOwnDomain
 from tests.feed.helpers import post_slack, slack_event
 from tests.fixtures.factories import Actor, make_actor
 from tests.oauth.flow import csrf_of, sign_in
@@ -70,3 +71,38 @@ async def test_without_csrf_or_admin_role_nothing_changes(client, db, app) -> No
     )
     assert r.status_code == 303
     assert (await db.execute(select(OrganizationIntegration))).first() is None
+
+
+async def test_admin_sets_the_own_domains(client, db, actor: Actor) -> None:
+    """The own-domains field (contract §12): the list `set-integration --own-domains` sets;
+    a bad domain is refused with a message, a member changes nothing, empty clears it."""
+    assert (await sign_in(client, actor.user.email)).status_code == 303
+    page = (await client.get(DEV)).text
+    assert 'name="own_domains"' in page
+    org_id = actor.org.id
+    member = await make_actor(db, role="member")
+    other_org = member.org.id
+
+    async def save_domains(org_id: object, value: str) -> None:
+        token = csrf_of((await client.get(DEV)).text)
+        r = await client.post(
+            f"{DEV}/integrations/{org_id}/own-domains",
+            data={"csrf_token": token, "own_domains": value},
+        )
+        assert r.status_code == 303
+
+    async def stored() -> list[str]:
+        db.expire_all()
+        return sorted((await db.execute(select(FeedOwnDomain.domain))).scalars())
+
+    await save_domains(org_id, "Corp.test, corp.example\ncorp.test")
+    assert await stored() == ["corp.example", "corp.test"]
+    assert 'value="corp.example, corp.test"' in (await client.get(DEV)).text
+    await save_domains(org_id, "corp.test, not a domain")
+    assert "Not a domain name" in (await client.get(DEV)).text
+    assert await stored() == ["corp.example", "corp.test"]
+    # a member of another organization cannot set them
+    await save_domains(other_org, "evil.test")
+    assert await stored() == ["corp.example", "corp.test"]
+    await save_domains(org_id, "")
+    assert await stored() == []

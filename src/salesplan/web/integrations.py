@@ -14,6 +14,8 @@ from starlette.responses import RedirectResponse, Response
 
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import set_integration
+from salesplan.errors import ValidationFailed
+from salesplan.feed.domains import explicit_own_domains, parse_own_domains, set_own_domains
 from salesplan.organizations.repository import role_in
 from salesplan.web import repository
 from salesplan.web.deps import DeveloperPost
@@ -30,7 +32,13 @@ async def integration_rows(session: AsyncSession, user_id: uuid.UUID) -> list[di
     """The organizations the user administers, with which integration fields are set."""
     rows = await repository.administered_integrations(session, user_id)
     return [
-        {"id": org_id, "name": name, "webhook_set": hook, "secret_set": secret}
+        {
+            "id": org_id,
+            "name": name,
+            "webhook_set": hook,
+            "secret_set": secret,
+            "own_domains": ", ".join(await explicit_own_domains(session, org_id)),
+        }
         for org_id, name, hook, secret in rows
     ]
 
@@ -64,4 +72,29 @@ async def save_integration(
         slack_signing_secret=new_secret,
     )
     await _flash(request, session, {"notice": "Slack settings saved."})
+    return RedirectResponse(BACK, status_code=303)
+
+
+@router.post(PATH + "/own-domains")
+async def save_own_domains(
+    organization_id: uuid.UUID, request: Request, session: SessionDep, posted: DeveloperPost
+) -> Response:
+    """The organization's own e-mail domains for the feed (contract §12), the same list as
+    `salesplan admin set-integration --own-domains`; empty goes back to its users' domains."""
+    user, form = posted
+    if await role_in(session, user.id, organization_id) != "admin":
+        await _flash(
+            request, session, {"error": "Only an admin of the organization can change this."}
+        )
+        return RedirectResponse(BACK, status_code=303)
+    text = str(form.get("own_domains") or "")
+    try:
+        if len(text) > MAX_FIELD * 10:  # 100 domains of up to 200 characters
+            raise ValidationFailed("A value is too long.")
+        domains = parse_own_domains(text)
+    except ValidationFailed as exc:
+        await _flash(request, session, {"error": exc.message})
+        return RedirectResponse(BACK, status_code=303)
+    await set_own_domains(session, organization_id, domains)
+    await _flash(request, session, {"notice": "Own domains saved."})
     return RedirectResponse(BACK, status_code=303)
