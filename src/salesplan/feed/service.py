@@ -41,7 +41,7 @@ from salesplan.feed.schemas import (
     Totals,
 )
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams, ordered_part, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
 from salesplan.models.calendar import CalendarActionItem, CalendarEvent
@@ -59,7 +59,7 @@ MAX_ANALYTICS_DAYS = 366
 
 
 def _attribution(
-    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID
+    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, *, per_row: bool = False
 ) -> ColumnElement[bool]:
     """`EXISTS` a participant of the thread who is one of the account's contacts (whatever the
     domain), or of the account's domain when that is not one of the organization's own domains
@@ -67,7 +67,11 @@ def _attribution(
 
     Computed at read time, in the statement itself (no round trip of its own): a contact added,
     moved or archived, or a domain changed, changes the inbox at once, with nothing to
-    recompute or keep in step."""
+    recompute or keep in step.
+
+    `per_row`: probed thread by thread (the participants' primary key), for a few threads. An
+    `OFFSET` keeps PostgreSQL from turning the `EXISTS` into a join, which for the few future
+    meetings it planned as a hash of every participant of the organization."""
     org = ctx.organization_id
     contact_emails = select(func.lower(Contact.email)).where(
         Contact.organization_id == org,
@@ -81,7 +85,7 @@ def _attribution(
         .scalar_subquery()
     )
     own = own_domains_query(session.get_bind().dialect.name, org)
-    return exists().where(
+    participant = select(literal(1)).where(
         FeedParticipant.thread_id == FeedThread.id,
         FeedParticipant.organization_id == org,
         or_(
@@ -92,6 +96,7 @@ def _attribution(
             ),
         ),
     )
+    return exists(participant.offset(0) if per_row else participant)
 
 
 def _visible(ctx: RequestContext) -> ColumnElement[bool]:
@@ -155,15 +160,16 @@ async def account_inbox(
         ).where(
             t.organization_id == ctx.organization_id,
             t.last_activity_at <= now if happened else t.last_activity_at > now,
-            _attribution(session, ctx, account_id),
+            _attribution(session, ctx, account_id, per_row=not happened),
             _visible(ctx),
         )
-        return stmt if kind is None else stmt.where(t.kind == kind)
+        stmt = stmt if kind is None else stmt.where(t.kind == kind)
+        return ordered_part(stmt, key, t.id, params)
 
-    # Each part walks (organization, last_activity_at) in order; the union is merged.
-    u = union_all(part(True), part(False)).subquery()
-    # Newest activity that has happened first, keyset on (lastActivityAt, id), at any depth.
+    # Newest activity that has happened first, keyset on (lastActivityAt, id), at any depth:
+    # each part walks its threads in that order and stops at the page (`ordered_part`).
     params = replace(params, sort_by="lastActivityAt", order="desc")
+    u = union_all(part(True), part(False)).subquery()
     threads, meta = await paginate(
         session,
         select(u),

@@ -349,6 +349,27 @@ def _page_statements(
     return rows, count
 
 
+def ordered_part(
+    stmt: Select,  # type: ignore[type-arg]
+    sort_col: Any,
+    id_column: Any,
+    params: ListParams,
+) -> Select:  # type: ignore[type-arg]
+    """One part of a `UNION ALL` that `paginate` pages over, in cursor mode sorted like the
+    page, after the cursor's key and limited to the page (the `_after_*` and `_limit`
+    parameters `paginate` binds), wrapped as a subquery: each part then stops early on its own
+    index instead of the union being collected whole and sorted. In page mode the part is
+    unchanged (the total counts every row)."""
+    if params.mode != "cursor":
+        return stmt
+    desc = params.order == "desc"
+    ordering = (sort_col.desc(), id_column.desc()) if desc else (sort_col.asc(), id_column.asc())
+    part = stmt.order_by(*ordering).limit(bindparam("_limit", type_=Integer))
+    if params.cursor is not None:
+        part = part.where(_after(sort_col, id_column, desc))
+    return select(part.subquery())
+
+
 def _after(sort_col: Any, id_col: Any, desc: bool) -> ColumnElement[bool]:
     """After the cursor's key: parameters `_after_value` (the sort column's) and `_after_id`."""
     v = bindparam("_after_value", type_=sort_col.type)
