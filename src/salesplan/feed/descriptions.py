@@ -15,8 +15,11 @@ GET_ACCOUNT_INBOX = """
 The account's conversations across e-mail, Slack and calendar, newest activity first:
 `{"data": [{id, type: "email"|"slack"|"calendar", subject, participants: [{email, name}],
 snippet, messageCount, lastActivityAt}], "pagination": {hasNextPage, nextCursor, pageSize}}`.
-A thread belongs to the account when a participant is one of its contacts or of its domain;
-mail among the organization's own users only is left out. Page with `limit` and `cursor` (the
+Newest activity is the last that has happened: a meeting still to come sorts last, with
+`lastActivityAt` null. A thread belongs to the account when a participant is one of its contacts
+(whatever the domain) or of its domain, unless that domain is one of the organization's own.
+A meeting's thread is shown only to who may read the event: its owner, admins and consultants
+(not other members, not app tokens). Page with `limit` and `cursor` (the
 `nextCursor` of the previous page); filter with `type`. Read a thread's messages with
 getAccountInboxThreadMessages (or getAccountInboxSlackThread for Slack) using the item's `id`.
 """

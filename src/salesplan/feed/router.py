@@ -83,9 +83,9 @@ async def get_account_inbox(
     type: Annotated[Literal["email", "slack", "calendar"] | None, Query()] = None,
 ) -> Response:
     """The account's conversations across e-mail, Slack and calendar, newest activity first
-    (cursor pagination: `limit`, `cursor`). A thread belongs to the account when a participant
-    is one of its contacts or of its domain; mail among the organization's own users only is
-    left out."""
+    that has happened (cursor pagination: `limit`, `cursor`). A thread belongs to the account
+    when a participant is one of its contacts, or of its domain unless that is one of the
+    organization's own; a meeting's thread only for who may read the event (contract §12)."""
     items, meta = await service.account_inbox(session, ctx, accountId, params, codec, kind=type)
     return json_response(ListResponse(data=items, pagination=meta))
 
