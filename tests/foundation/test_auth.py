@@ -249,7 +249,7 @@ async def test_a_key_expiring_while_cached_stops_at_its_expiry(client, db, actor
     """The principal cache (~5 s) never keeps an expired key alive."""
     import asyncio
 
-    key, raw = await create_api_key(
+    _, raw = await create_api_key(
         db, user_id=actor.user.id, name="short", expires_at=utcnow() + timedelta(seconds=1.5)
     )
     await db.commit()
@@ -258,4 +258,3 @@ async def test_a_key_expiring_while_cached_stops_at_its_expiry(client, db, actor
     await asyncio.sleep(1.6)
     error = assert_envelope(await client.get(ORGS, headers=headers), 401, "unauthorized")
     assert "expired" in error["message"]
-

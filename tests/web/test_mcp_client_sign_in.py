@@ -52,9 +52,9 @@ READ_SCOPES = sorted(s for s in APPROVED_SCOPES if s.endswith(":read"))
 
 
 async def sign_in_with_the_sdk(
-    browser: Any,
-    origin: str,
-    shots: Path,
+    chromium: Any,
+    site: str,
+    shots_dir: Path,
     actor: Actor,
     storage: MemoryStorage,
     keep: set[str] | None = None,
@@ -62,7 +62,7 @@ async def sign_in_with_the_sdk(
     """The SDK's OAuth client asks for `WANTED`; the person consents in Chromium, unticking
     every scope not in `keep` (None: allows what is asked). Answers listOrganizations' result
     and the tools the token sees."""
-    page = await browser.new_page()
+    page = await chromium.new_page()
     with callback_server() as callback:
 
         async def consent(authorization_url: str) -> None:
@@ -71,7 +71,7 @@ async def sign_in_with_the_sdk(
             await page.get_by_label("Password").fill(PASSWORD)
             await page.get_by_role("button", name="Sign in").click()
             await page.get_by_role("button", name="Allow").wait_for()
-            await page.screenshot(path=str(shots / "mcp-consent.png"), full_page=True)
+            await page.screenshot(path=str(shots_dir / "mcp-consent.png"), full_page=True)
             if keep is not None:
                 for box in await page.locator('input[name="granted_scope"]').all():
                     if await box.get_attribute("value") not in keep:
@@ -87,7 +87,7 @@ async def sign_in_with_the_sdk(
             )
 
         provider = OAuthClientProvider(
-            server_url=f"{origin}/mcp",
+            server_url=f"{site}/mcp",
             client_metadata=OAuthClientMetadata(
                 client_name="SDK agent",
                 redirect_uris=[AnyUrl(callback.url)],
@@ -101,7 +101,7 @@ async def sign_in_with_the_sdk(
         )
         async with (
             httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(30, read=60)) as http,
-            Client(streamable_http_client(f"{origin}/mcp", http_client=http)) as client,  # type: ignore[arg-type]
+            Client(streamable_http_client(f"{site}/mcp", http_client=http)) as client,  # type: ignore[arg-type]
         ):
             result = await client.call_tool("listOrganizations", {})
             tools = (await client.list_tools()).tools
@@ -144,9 +144,7 @@ async def test_unticking_at_consent_leaves_the_sdk_client_exactly_what_it_wanted
     token holds exactly those two, and tools/list shows only their tools."""
     storage = MemoryStorage()
     wanted = set(WANTED.split())
-    result, tools = await sign_in_with_the_sdk(
-        browser, origin, shots, actor, storage, keep=wanted
-    )
+    result, tools = await sign_in_with_the_sdk(browser, origin, shots, actor, storage, keep=wanted)
     assert not result.is_error, result.content
     assert storage.tokens is not None and storage.tokens.scope is not None
     assert set(storage.tokens.scope.split()) == wanted

@@ -231,7 +231,9 @@ async def test_a_key_may_expire_and_an_expired_key_is_listed_as_expired(
 async def test_a_bad_expiry_choice_is_explained(dev: httpx.AsyncClient) -> None:
     for bad in ("soon", "0"):
         await post_form(
-            dev, DEV + "/keys", {"name": "X", "scopes": ["organizations:read"], "expires_in_days": bad}
+            dev,
+            DEV + "/keys",
+            {"name": "X", "scopes": ["organizations:read"], "expires_in_days": bad},
         )
         page = (await dev.get(DEV)).text
         assert 'role="alert"' in page and "expir" in page

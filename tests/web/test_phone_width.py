@@ -102,14 +102,14 @@ async def test_a_new_key_is_on_screen_and_the_keys_table_fits(
         banner = await page.locator(".alert.secret").bounding_box()
         viewport = page.viewport_size
         assert banner is not None and viewport is not None
-        assert 0 <= banner["y"] and banner["y"] + banner["height"] <= viewport["height"], banner
+        assert banner["y"] >= 0 and banner["y"] + banner["height"] <= viewport["height"], banner
         secret = await page.locator("#new-secret").bounding_box()
         assert secret is not None and 0 <= secret["y"] <= viewport["height"] - secret["height"]
 
     # Where Revoke is without scrolling the table sideways (x does not depend on the page's
     # vertical scroll).
     box = await page.get_by_role("button", name="Revoke Second key").bounding_box()
-    assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= width, box
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
     cell = page.locator("td.key-prefix code").first
     cell_box = await cell.bounding_box()
     line = await cell.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 20")

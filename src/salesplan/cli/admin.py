@@ -122,7 +122,9 @@ def create_api_key_cmd(
     name: Annotated[str, typer.Option("--name", metavar="NAME")] = "cli",
     expires_in_days: Annotated[
         int | None,
-        typer.Option("--expires-in-days", metavar="N", help="Expire after N days (default: never)."),
+        typer.Option(
+            "--expires-in-days", metavar="N", help="Expire after N days (default: never)."
+        ),
     ] = None,
 ) -> None:
     """Create a partner API key; prints {"id": …, "key": …, "expiresAt": …}. The key is shown

@@ -128,7 +128,12 @@ async def consent(request: Request, session: SessionDep) -> Response:
             organization_id = allowed[0]
         else:
             return await consent_page(
-                request, session, auth_request, user, error="Choose an organization.", granted=granted
+                request,
+                session,
+                auth_request,
+                user,
+                error="Choose an organization.",
+                granted=granted,
             )
     code = await create_authorization_code(
         session, auth_request, user_id=user.id, organization_id=organization_id, scopes=granted
