@@ -196,3 +196,65 @@ async def test_a_resolved_token_is_reused_for_a_few_seconds(client, app, actor) 
     finally:
         event.remove(engine, "before_cursor_execute", count)
     assert not any("api_keys" in s for s in statements)
+
+
+async def test_a_key_keeps_the_reach_it_had_when_made(client, db, actor) -> None:
+    """Contract §15: a key made without organization limits reaches the organizations its user
+    belonged to then; joining another one later neither widens it nor breaks it."""
+    from salesplan.organizations.service import add_user
+
+    later = await make_org(db)
+    await add_user(db, organization_id=later.id, email=actor.user.email, role="admin")
+    await db.commit()
+    response = await client.get(ORGS, headers=actor.headers)
+    assert response.status_code == 200, response.text
+    assert [o["id"] for o in response.json()["data"]] == [str(actor.org.id)]
+    # Still one organization reachable: no X-Organization-Id needed.
+    accounts = await client.get("/api/v1/accounts", headers=actor.headers)
+    assert accounts.status_code == 200, accounts.text
+    assert_envelope(
+        await client.get("/api/v1/accounts", headers=actor.in_org(later.id)), 403, "forbidden"
+    )
+    # A key made now reaches both (and asks which one).
+    both = {"Authorization": f"Bearer {await make_key(db, actor.user)}"}
+    listed = (await client.get(ORGS, headers=both)).json()["data"]
+    assert sorted(o["id"] for o in listed) == sorted([str(actor.org.id), str(later.id)])
+    assert_envelope(
+        await client.get("/api/v1/accounts", headers=both), 400, "organization_required"
+    )
+
+
+async def test_a_key_without_limits_stores_the_organizations_of_its_user(db, actor) -> None:
+    key, _ = await create_api_key(db, user_id=actor.user.id, name="all mine")
+    assert key.organization_ids == [str(actor.org.id)]
+
+
+async def test_an_expired_key_says_it_expired(client, db, actor) -> None:
+    """Contract §15: 401 whose message says "expired", with an RFC 6750 challenge."""
+    _, raw = await create_api_key(
+        db, user_id=actor.user.id, name="old", expires_at=utcnow() - timedelta(seconds=1)
+    )
+    await db.commit()
+    error = assert_envelope(
+        await client.get(ORGS, headers={"Authorization": f"Bearer {raw}"}), 401, "unauthorized"
+    )
+    assert "expired" in error["message"]
+    response = await client.get(ORGS, headers={"Authorization": f"Bearer {raw}"})
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token", error_description="')
+    assert "expired" in challenge
+
+
+async def test_a_key_expiring_while_cached_stops_at_its_expiry(client, db, actor) -> None:
+    """The principal cache (~5 s) never keeps an expired key alive."""
+    import asyncio
+
+    _, raw = await create_api_key(
+        db, user_id=actor.user.id, name="short", expires_at=utcnow() + timedelta(seconds=1.5)
+    )
+    await db.commit()
+    headers = {"Authorization": f"Bearer {raw}"}
+    assert (await client.get(ORGS, headers=headers)).status_code == 200  # now cached
+    await asyncio.sleep(1.6)
+    error = assert_envelope(await client.get(ORGS, headers=headers), 401, "unauthorized")
+    assert "expired" in error["message"]

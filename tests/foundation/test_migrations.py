@@ -25,3 +25,56 @@ async def test_migrations_match_the_models(empty_database_url: str) -> None:
             assert await conn.run_sync(is_current)
     finally:
         await engine.dispose()
+
+
+async def test_keys_made_before_keep_the_organizations_their_user_had(
+    empty_database_url: str,
+) -> None:
+    """Contract §15 for keys that existed before the upgrade: a key without organization
+    limits gets its user's organizations at upgrade time, so a later membership cannot widen
+    it; a key with limits keeps them."""
+    import uuid
+
+    from sqlalchemy import select
+
+    from salesplan.kit.clock import utcnow
+    from salesplan.models.identity import ApiKey, Membership, Organization, User
+
+    engine = create_async_engine(empty_database_url)
+    user_id, first, second, limited_org = uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    now = utcnow()
+    stamps = {"created_at": now, "updated_at": now}
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(upgrade_connection, "3f8a2d6c1b70")
+            for org in (first, second, limited_org):
+                await conn.execute(
+                    Organization.__table__.insert().values(
+                        id=org, name=str(org), slug=str(org), **stamps
+                    )
+                )
+            await conn.execute(
+                User.__table__.insert().values(id=user_id, email="k@x.example", **stamps)
+            )
+            for org in (first, second):
+                await conn.execute(
+                    Membership.__table__.insert().values(
+                        id=uuid.uuid4(), organization_id=org, user_id=user_id, role="member",
+                        **stamps,
+                    )
+                )  # fmt: skip
+            for name, orgs in (("all", None), ("one", [str(limited_org)])):
+                await conn.execute(
+                    ApiKey.__table__.insert().values(
+                        id=uuid.uuid4(), user_id=user_id, name=name, key_hash=name * 8,
+                        key_prefix=name, scopes=["organizations:read"], organization_ids=orgs,
+                        **stamps,
+                    )
+                )  # fmt: skip
+            await conn.run_sync(upgrade_connection)
+        async with engine.connect() as conn:
+            rows = dict((await conn.execute(select(ApiKey.name, ApiKey.organization_ids))).all())
+        assert sorted(rows["all"]) == sorted([str(first), str(second)])
+        assert rows["one"] == [str(limited_org)]
+    finally:
+        await engine.dispose()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from salesplan.organizations.service import add_user
 from tests.fixtures.envelope import assert_envelope
-from tests.fixtures.factories import make_org
+from tests.fixtures.factories import make_key, make_org
 from tests.foundation.test_errors import probe_client as probe_client
 
 THINGS = "/api/v1/probe/things"
@@ -24,9 +24,13 @@ async def test_several_organizations_and_none_named_is_400_organization_required
     second = await make_org(db)
     await add_user(db, organization_id=second.id, email=actor.user.email)
     await db.commit()
-    response = await probe_client.post(THINGS, json={"name": "a"}, headers=actor.headers)
+    # A key made now reaches both (contract §15: actor.key keeps the one it was made with).
+    headers = {"Authorization": f"Bearer {await make_key(db, actor.user)}"}
+    response = await probe_client.post(THINGS, json={"name": "a"}, headers=headers)
     assert_envelope(response, 400, "organization_required")
-    response = await probe_client.post(THINGS, json={"name": "a"}, headers=actor.in_org(second.id))
+    response = await probe_client.post(
+        THINGS, json={"name": "a"}, headers=headers | {"X-Organization-Id": str(second.id)}
+    )
     assert response.json()["organizationId"] == str(second.id)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from salesplan.organizations.service import add_user, create_organization
 from tests.fixtures.envelope import assert_envelope
+from tests.fixtures.factories import Actor, make_key
 
 ORGS = "/api/v1/organizations"
 
@@ -18,7 +19,8 @@ async def seven(db, actor):
         org = await create_organization(db, name=f"Member org {i:02d}")
         await add_user(db, organization_id=org.id, email=actor.user.email)
     await db.commit()
-    return actor
+    # A key made after the memberships reaches all seven (contract §15).
+    return Actor(actor.org, actor.user, await make_key(db, actor.user))
 
 
 async def test_page_mode_is_the_default_with_totals(client, seven) -> None:

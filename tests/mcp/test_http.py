@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx2
 
+from salesplan.auth.scopes import APPROVED_SCOPES
 from salesplan.ratelimit.limiter import RateLimiter
 from tests.fixtures.factories import make_actor, make_key
 from tests.mcp.conftest import META_WRITE_LIMIT, body, connect, error
@@ -34,7 +35,10 @@ async def post(url: str, payload: dict[str, Any], headers: dict[str, str]) -> ht
 
 def expected_challenge(mcp) -> str:
     public = mcp.app.state.settings.public_url
-    return f'Bearer resource_metadata="{public}/.well-known/oauth-protected-resource"'
+    return (
+        f'Bearer resource_metadata="{public}/.well-known/oauth-protected-resource", '
+        f'scope="{" ".join(s for s in APPROVED_SCOPES if s.endswith(":read"))}"'
+    )
 
 
 async def test_no_token_is_401_with_resource_metadata(mcp):
@@ -43,6 +47,39 @@ async def test_no_token_is_401_with_resource_metadata(mcp):
     assert resp.headers["www-authenticate"] == expected_challenge(mcp)
     assert resp.json()["error"]["code"] == "unauthorized"
     assert set(resp.json()["error"]) == {"code", "message", "details"}
+
+
+async def test_the_401_asks_for_every_read_scope_and_no_other(mcp):
+    """Contract §15: a client without a scope of its own asks for what the 401 names."""
+    import re
+
+    resp = await post(mcp.url, INITIALIZE, {})
+    match = re.search(r'scope="([^"]*)"', resp.headers["www-authenticate"])
+    assert match, resp.headers["www-authenticate"]
+    asked = match.group(1).split(" ")
+    assert sorted(asked) == sorted(s for s in APPROVED_SCOPES if s.endswith(":read"))
+    assert "organizations:read" in asked and len(asked) == 9
+    assert not [s for s in asked if not s.endswith(":read")]
+
+
+async def test_an_expired_key_is_refused_saying_so(mcp, db):
+    """Contract §15: an expired key answers 401 "expired", with the metadata and the scope."""
+    from datetime import timedelta
+
+    from salesplan.auth.tokens import create_api_key
+    from salesplan.kit.clock import utcnow
+
+    actor = await make_actor(db)
+    _, raw = await create_api_key(
+        db, user_id=actor.user.id, name="old", expires_at=utcnow() - timedelta(minutes=1)
+    )
+    await db.commit()
+    resp = await post(mcp.url, INITIALIZE, bearer(raw))
+    assert resp.status_code == 401
+    assert "expired" in resp.json()["error"]["message"]
+    challenge = resp.headers["www-authenticate"]
+    assert challenge.startswith(expected_challenge(mcp) + ', error="invalid_token"')
+    assert "expired" in challenge
 
 
 async def test_unknown_token_is_401(mcp):

@@ -40,6 +40,16 @@ def hidden_fields(html: str) -> dict[str, str]:
     }
 
 
+def ticked_scopes(html: str) -> list[str]:
+    """The consent page's scope checkboxes that are ticked (as a browser would send them)."""
+    boxes = re.findall(r'<input type="checkbox" name="granted_scope" value="([^"]+)"[^>]*>', html)
+    ticked = re.findall(
+        r'<input type="checkbox" name="granted_scope" value="([^"]+)"[^>]*\bchecked\b[^>]*>', html
+    )
+    assert boxes, "no scope checkboxes on the consent page"
+    return ticked
+
+
 async def sign_in(
     client: httpx.AsyncClient, email: str, password: str = PASSWORD
 ) -> httpx.Response:
@@ -70,11 +80,19 @@ def redirect_query(response: httpx.Response) -> dict[str, str]:
 
 
 async def consent(
-    client: httpx.AsyncClient, params: dict[str, str], decision: str = "allow", **extra: str
+    client: httpx.AsyncClient,
+    params: dict[str, str],
+    decision: str = "allow",
+    *,
+    untick: tuple[str, ...] = (),
+    **extra: str,
 ) -> httpx.Response:
+    """Consent as a person would: the page's fields, its scope boxes as ticked (all the
+    request named) but for those in `untick`."""
     page = await client.get("/api/v1/oauth/authorize", params=params)
     assert page.status_code == 200, page.text
-    fields = hidden_fields(page.text) | {"decision": decision} | extra
+    fields: dict[str, str | list[str]] = hidden_fields(page.text) | {"decision": decision} | extra
+    fields["granted_scope"] = [s for s in ticked_scopes(page.text) if s not in untick]
     return await client.post("/oauth/consent", data=fields)
 
 

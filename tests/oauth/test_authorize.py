@@ -15,6 +15,7 @@ from tests.oauth.flow import (
     pkce_pair,
     redirect_query,
     sign_in,
+    ticked_scopes,
 )
 
 AUTHORIZE = "/api/v1/oauth/authorize"
@@ -165,6 +166,30 @@ async def test_consent_offers_an_organization_picker_when_the_user_has_several(
     response = await signed_in.get(AUTHORIZE, params=authorize_params(wide.app, challenge()))
     assert '<select id="organization_id"' in response.text
     assert "Second Co" in response.text and actor.org.name in response.text
+
+
+async def test_consent_shows_each_requested_scope_as_a_ticked_checkbox(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    """Contract §15: one box per scope the client asked for, each ticked; no other scope."""
+    params = authorize_params(oauth_app.app, challenge(), scope="organizations:read plans:read")
+    page = await signed_in.get(AUTHORIZE, params=params)
+    assert ticked_scopes(page.text) == ["organizations:read", "plans:read"]
+    assert 'value="accounts:read"' not in page.text
+
+
+async def test_unticking_every_scope_is_refused_on_the_page(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    response = await consent(
+        signed_in,
+        authorize_params(oauth_app.app, challenge()),
+        untick=("organizations:read", "accounts:read"),
+    )
+    assert response.status_code == 200
+    assert "location" not in response.headers
+    assert "Tick at least one permission" in response.text
+    assert ticked_scopes(response.text) == []  # shown as it was sent
 
 
 async def test_cancel_redirects_with_access_denied_and_state(

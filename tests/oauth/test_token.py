@@ -21,8 +21,11 @@ from tests.oauth.flow import (
     REDIRECT,
     authorize_params,
     basic,
+    consent,
     get_code,
+    hidden_fields,
     pkce_pair,
+    redirect_query,
     sign_in,
 )
 
@@ -581,3 +584,73 @@ async def test_a_wrong_code_verifier_burns_the_code(
     assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
     response = await exchange(signed_in, oauth_app, code, verifier)
     assert response.status_code == 400 and response.json()["error"] == "invalid_grant"
+
+
+async def test_the_token_carries_exactly_the_scopes_left_ticked_at_consent(
+    signed_in: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    """Contract §15: the person unticks a scope; the token lacks it and `scope` says so."""
+    verifier, challenge = pkce_pair()
+    params = authorize_params(oauth_app.app, challenge, scope="organizations:read accounts:read")
+    response = await consent(signed_in, params, untick=("accounts:read",))
+    assert response.status_code == 303, response.text
+    answer = await exchange(signed_in, oauth_app, redirect_query(response)["code"], verifier)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["scope"] == "organizations:read"
+    token = answer.json()["access_token"]
+    assert (await signed_in.get(ORGS, headers=bearer(token))).status_code == 200
+    refused = await signed_in.get("/api/v1/accounts", headers=bearer(token))
+    assert refused.status_code == 403
+    assert refused.json()["error"]["details"]["requiredScope"] == "accounts:read"
+
+
+async def test_a_client_registered_for_two_scopes_never_holds_a_third(
+    client: httpx.AsyncClient, actor: Actor
+) -> None:
+    """Registration's `scope` bounds the authorization request's, which bounds the token's."""
+    assert (await sign_in(client, actor.user.email)).status_code == 303
+    registered = await client.post(
+        "/api/v1/oauth/register",
+        json={
+            "client_name": "Two scopes",
+            "redirect_uris": [REDIRECT],
+            "scope": "organizations:read accounts:read",
+            "token_endpoint_auth_method": "none",
+        },
+    )
+    assert registered.status_code == 201, registered.text
+    client_id = registered.json()["client_id"]
+    verifier, challenge = pkce_pair()
+    base = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "s",
+    }
+    wider = await client.get(
+        "/api/v1/oauth/authorize", params=base | {"scope": "organizations:read plans:read"}
+    )
+    assert wider.status_code in (302, 303)
+    assert redirect_query(wider)["error"] == "invalid_scope"
+    # A box for a scope it did not ask for, forged into the consent form, adds nothing.
+    page = await client.get(
+        "/api/v1/oauth/authorize", params=base | {"scope": "organizations:read accounts:read"}
+    )
+    fields: dict[str, str | list[str]] = hidden_fields(page.text) | {"decision": "allow"}
+    fields["granted_scope"] = ["organizations:read", "accounts:read", "engage:send"]
+    response = await client.post("/oauth/consent", data=fields)
+    assert response.status_code == 303, response.text
+    answer = await client.post(
+        TOKEN,
+        data={
+            "grant_type": "authorization_code",
+            "code": redirect_query(response)["code"],
+            "redirect_uri": REDIRECT,
+            "code_verifier": verifier,
+            "client_id": client_id,
+        },
+    )
+    assert answer.status_code == 200, answer.text
+    assert sorted(answer.json()["scope"].split()) == ["accounts:read", "organizations:read"]

@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+import uuid
 from typing import Any
 
 import httpx
@@ -129,6 +130,55 @@ async def test_list_and_revoke_api_keys(cli_db: str) -> None:  # noqa: F811
         cli_db, "admin", "revoke-api-key", "--id", "00000000-0000-4000-8000-000000000000"
     )
     assert missing.returncode == 1 and "not found" in missing.stderr
+
+
+async def test_a_key_may_expire_and_is_then_listed_as_expired(cli_db: str) -> None:  # noqa: F811
+    """Contract §15: --expires-in-days N; `expiresAt` in the output and the list; an expired
+    key is listed as expired and answers 401 saying so."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from salesplan.models.identity import ApiKey
+
+    _, user_id = org_and_user(cli_db)
+    created = ok(
+        cli_db, "admin", "create-api-key", "--user", user_id, "--expires-in-days", "30"
+    )  # fmt: skip
+    expires = datetime.fromisoformat(created["expiresAt"])
+    assert expires.tzinfo is not None
+    assert abs(expires - (datetime.now(UTC) + timedelta(days=30))) < timedelta(minutes=5)
+    forever = ok(cli_db, "admin", "create-api-key", "--user", user_id, "--name", "forever")
+    assert forever["expiresAt"] is None
+    listed = {k["id"]: k for k in ok(cli_db, "admin", "list-api-keys", "--user", user_id)}
+    assert listed[created["id"]]["status"] == "active"
+    assert datetime.fromisoformat(listed[created["id"]]["expiresAt"]) == expires
+    assert listed[forever["id"]]["expiresAt"] is None
+
+    engine = create_async_engine(cli_db)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                update(ApiKey)
+                .where(ApiKey.id == uuid.UUID(created["id"]))
+                .values(expires_at=datetime.now(UTC) - timedelta(minutes=1))
+            )
+    finally:
+        await engine.dispose()
+    listed = {k["id"]: k for k in ok(cli_db, "admin", "list-api-keys", "--user", user_id)}
+    assert listed[created["id"]]["status"] == "expired"
+    assert listed[forever["id"]]["status"] == "active"
+    principal_cache.clear()
+    answer = await api(cli_db, "GET", "/api/v1/organizations", created["key"])
+    assert answer.status_code == 401 and "expired" in answer.json()["error"]["message"]
+
+    for bad in ("0", "-3", "100000"):
+        refused = run_cli(
+            cli_db, "admin", "create-api-key", "--user", user_id, "--expires-in-days", bad
+        )
+        assert refused.returncode != 0
+        assert "Traceback" not in refused.stderr and refused.stderr.strip()
 
 
 async def test_list_and_revoke_oauth_apps(cli_db: str) -> None:  # noqa: F811

@@ -6,7 +6,7 @@ import re
 
 import httpx
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.models.identity import ApiKey
@@ -191,6 +191,53 @@ async def test_revoking_a_key_stops_it(dev: httpx.AsyncClient, db: AsyncSession)
     assert response.status_code == 303
     orgs = await dev.get("/api/v1/organizations", headers={"Authorization": f"Bearer {key}"})
     assert orgs.status_code == 401
+
+
+async def test_a_key_may_expire_and_an_expired_key_is_listed_as_expired(
+    dev: httpx.AsyncClient, db: AsyncSession
+) -> None:
+    """Contract §15: an expiry choice on the page; an expired key shows "Expired" and has no
+    Revoke button."""
+    from datetime import timedelta
+
+    from salesplan.kit.clock import utcnow
+
+    page = await dev.get(DEV)
+    assert '<select id="key-expiry" name="expires_in_days">' in page.text
+    await post_form(
+        dev,
+        DEV + "/keys",
+        {"name": "Month", "scopes": ["organizations:read"], "expires_in_days": "30"},
+    )
+    key = re.search(r'value="(sp_live_[^"]+)"', (await dev.get(DEV)).text).group(1)  # type: ignore[union-attr]
+    row = (await db.execute(select(ApiKey).where(ApiKey.name == "Month"))).scalar_one()
+    assert row.expires_at is not None
+    assert abs(row.expires_at - (utcnow() + timedelta(days=30))) < timedelta(minutes=5)
+    listing = (await dev.get(DEV)).text
+    assert row.expires_at.strftime("%Y-%m-%d") in listing
+    assert 'aria-label="Revoke Month"' in listing
+
+    await db.execute(
+        update(ApiKey).where(ApiKey.id == row.id).values(expires_at=utcnow() - timedelta(1))
+    )
+    await db.commit()
+    listing = (await dev.get(DEV)).text
+    assert 'aria-label="Revoke Month"' not in listing
+    assert '<span class="badge">Expired</span>' in listing
+    answer = await dev.get("/api/v1/organizations", headers={"Authorization": f"Bearer {key}"})
+    assert answer.status_code == 401 and "expired" in answer.json()["error"]["message"]
+
+
+async def test_a_bad_expiry_choice_is_explained(dev: httpx.AsyncClient) -> None:
+    for bad in ("soon", "0"):
+        await post_form(
+            dev,
+            DEV + "/keys",
+            {"name": "X", "scopes": ["organizations:read"], "expires_in_days": bad},
+        )
+        page = (await dev.get(DEV)).text
+        assert 'role="alert"' in page and "expir" in page
+        assert "sp_live_" not in page.split('id="keys"')[0]
 
 
 async def test_a_form_without_csrf_changes_nothing(

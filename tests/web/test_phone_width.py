@@ -77,3 +77,45 @@ async def test_the_map_page_fits_the_screen(
     await page.locator("svg.map-svg g.map-card").first.wait_for()
     assert await page.evaluate(OVERFLOW) <= 0, await page.evaluate(WIDE)
     await page.screenshot(path=str(shots / f"relationship-map-{width}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+async def test_a_new_key_is_on_screen_and_the_keys_table_fits(
+    browser: Any,  # noqa: F811 - the fixture imported above
+    origin: str,  # noqa: F811 - the fixture imported above
+    shots: Path,  # noqa: F811 - the fixture imported above
+    actor: Actor,
+    width: int,
+) -> None:
+    """Issue 29 item 8: after creating a key, its one-time banner is in the viewport; on a
+    phone the keys table needs no sideways scroll, Revoke is in sight, and the Key column is
+    one line, not a character per line."""
+    page = await signed_in_page(browser, origin, actor, width, "/settings/developer")
+    for name in ("Nightly reporting sync", "Second key"):
+        await page.evaluate(
+            "document.querySelectorAll('details.create').forEach(d => d.open = true)"
+        )
+        await page.locator("#key-name").fill(name)
+        await page.get_by_label("organizations:read").first.check()
+        await page.get_by_role("button", name="Create key").click()
+        await page.locator("#new-secret").wait_for()
+        banner = await page.locator(".alert.secret").bounding_box()
+        viewport = page.viewport_size
+        assert banner is not None and viewport is not None
+        assert banner["y"] >= 0 and banner["y"] + banner["height"] <= viewport["height"], banner
+        secret = await page.locator("#new-secret").bounding_box()
+        assert secret is not None and 0 <= secret["y"] <= viewport["height"] - secret["height"]
+
+    # Where Revoke is without scrolling the table sideways (x does not depend on the page's
+    # vertical scroll).
+    box = await page.get_by_role("button", name="Revoke Second key").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    cell = page.locator("td.key-prefix code").first
+    cell_box = await cell.bounding_box()
+    line = await cell.evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 20")
+    assert cell_box is not None and cell_box["height"] <= line * 1.5, (cell_box, line)
+    assert cell_box["width"] > cell_box["height"]
+    assert await page.evaluate(OVERFLOW) <= 0, await page.evaluate(WIDE)
+    scroller = "document.querySelector('.table-scroll')"
+    assert await page.evaluate(f"{scroller}.scrollWidth - {scroller}.clientWidth") <= 0
+    await page.screenshot(path=str(shots / f"developer-keys-{width}.png"), full_page=True)

@@ -26,6 +26,9 @@ APPROVED_SCOPES: tuple[str, ...] = (
     "calendar:write",
 )
 
+# What an MCP client is asked for when it has no scope of its own (the /mcp 401's `scope`).
+READ_SCOPES: tuple[str, ...] = tuple(s for s in APPROVED_SCOPES if s.endswith(":read"))
+
 SCOPE_DESCRIPTIONS: dict[str, str] = {
     "organizations:read": "List organizations, read one, list its users",
     "accounts:read": "List and read accounts, leads and buying groups",

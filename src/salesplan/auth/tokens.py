@@ -16,11 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import Principal
 from salesplan.auth.scopes import APPROVED_SCOPES, unknown_scopes
 from salesplan.errors import NotFound, Unauthorized, ValidationFailed
-from salesplan.kit.clock import utcnow
+from salesplan.kit.clock import isoformat, utcnow
 from salesplan.models.identity import ApiKey, Membership, User
 
 API_KEY_PREFIX = "sp_live_"
 LAST_USED_GRANULARITY = timedelta(minutes=1)
+MAX_EXPIRY_DAYS = 3650
 
 # A resolver answers the principal and when the token expires (None: no expiry), or None.
 Resolved = tuple[Principal, "datetime | None"]
@@ -154,8 +155,10 @@ async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Re
         return None
     key = rows[0]
     now = utcnow()
-    if key.revoked_at is not None or (key.expires_at is not None and key.expires_at <= now):
+    if key.revoked_at is not None:
         return None
+    if key.expires_at is not None and key.expires_at <= now:
+        raise expired_key(key.expires_at)
     roles = {r.organization_id: r.role for r in rows if r.organization_id is not None}
     if key.organization_ids is not None:
         allowed = {uuid.UUID(str(o)) for o in key.organization_ids}
@@ -166,6 +169,33 @@ async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Re
 
 
 register_token_kind(API_KEY_PREFIX, _resolve_api_key)
+
+
+def expired_key(expires_at: datetime) -> Unauthorized:
+    """401 for a key past its expiry (contract §15), saying so (RFC 6750 `invalid_token`)."""
+    message = f"The API key expired at {isoformat(expires_at)}: create a new one."
+    challenge = f'Bearer error="invalid_token", error_description="{message}"'
+    return Unauthorized(message, headers={"WWW-Authenticate": challenge})
+
+
+def expiry_in_days(days: int | None) -> datetime | None:
+    """When a key made now with `--expires-in-days N` expires (None: never); N is 1..3650."""
+    if days is None:
+        return None
+    if not 1 <= days <= MAX_EXPIRY_DAYS:
+        raise ValidationFailed.at(
+            ["expiresInDays"], f"The expiry must be between 1 and {MAX_EXPIRY_DAYS} days."
+        )
+    return utcnow() + timedelta(days=days)
+
+
+def key_status(key: ApiKey) -> str:
+    """`active`, `revoked` or `expired`: how listings show a key (an expired one is not revocable)."""
+    if key.revoked_at is not None:
+        return "revoked"
+    if key.expires_at is not None and key.expires_at <= utcnow():
+        return "expired"
+    return "active"
 
 
 def chosen_scopes(scopes: Sequence[str] | None) -> list[str]:
@@ -202,15 +232,21 @@ async def create_api_key(
     name: str,
     scopes: list[str] | None = None,
     organization_ids: list[uuid.UUID] | None = None,
-    expires_at: object | None = None,
+    expires_at: datetime | None = None,
 ) -> tuple[ApiKey, str]:
-    """Create a key for a user; returns the row and the key itself, which is never stored."""
+    """Create a key for a user; returns the row and the key itself, which is never stored.
+
+    Without `organization_ids` it reaches the organizations the user belongs to now, stored
+    with the key: a membership added later does not widen it (contract §15)."""
     user = await session.get(User, user_id)
     if user is None:
         raise NotFound("User not found.", details={"id": str(user_id)})
     chosen = chosen_scopes(scopes)
     if organization_ids is not None:
         await check_member_of(session, user_id, organization_ids)
+        organization_ids = list(dict.fromkeys(organization_ids))
+    else:
+        organization_ids = list(await user_organizations(session, user_id))
     raw = API_KEY_PREFIX + secrets.token_urlsafe(32)
     key = ApiKey(
         user_id=user_id,
@@ -218,9 +254,7 @@ async def create_api_key(
         key_hash=token_hash(raw),
         key_prefix=raw[: len(API_KEY_PREFIX) + 6],
         scopes=chosen,
-        organization_ids=[str(o) for o in organization_ids]
-        if organization_ids is not None
-        else None,
+        organization_ids=[str(o) for o in organization_ids],
         expires_at=expires_at,
     )
     session.add(key)

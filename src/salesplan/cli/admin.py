@@ -120,18 +120,35 @@ def create_api_key_cmd(
         typer.Option("--org", metavar="ORG_ID", help="Limit to these organizations."),
     ] = None,
     name: Annotated[str, typer.Option("--name", metavar="NAME")] = "cli",
+    expires_in_days: Annotated[
+        int | None,
+        typer.Option(
+            "--expires-in-days", metavar="N", help="Expire after N days (default: never)."
+        ),
+    ] = None,
 ) -> None:
-    """Create a partner API key; prints {"id": …, "key": …}. The key is shown only once."""
-    from salesplan.auth.tokens import create_api_key
+    """Create a partner API key; prints {"id": …, "key": …, "expiresAt": …}. The key is shown
+    only once. Without --org it reaches the organizations the user belongs to now."""
+    from salesplan.auth.tokens import create_api_key, expiry_in_days
 
     user_id = parse_uuid(user, "--user")
     org_ids = parse_uuids(org, "--org")
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         key, raw = await create_api_key(
-            session, user_id=user_id, name=name, scopes=scope or None, organization_ids=org_ids
+            session,
+            user_id=user_id,
+            name=name,
+            scopes=scope or None,
+            organization_ids=org_ids,
+            expires_at=expiry_in_days(expires_in_days),
         )
-        return {"id": str(key.id), "key": raw, "scopes": " ".join(key.scopes)}
+        return {
+            "id": str(key.id),
+            "key": raw,
+            "scopes": " ".join(key.scopes),
+            "expiresAt": _iso(key.expires_at),
+        }
 
     emit(run_in_session(go), "API key (shown once)")
 
@@ -272,6 +289,8 @@ def set_password(
 
 
 def _key_row(key: Any) -> dict[str, Any]:
+    from salesplan.auth.tokens import key_status
+
     return {
         "id": str(key.id),
         "name": key.name,
@@ -282,6 +301,7 @@ def _key_row(key: Any) -> dict[str, Any]:
         "lastUsedAt": _iso(key.last_used_at),
         "expiresAt": _iso(key.expires_at),
         "revokedAt": _iso(key.revoked_at),
+        "status": key_status(key),
     }
 
 

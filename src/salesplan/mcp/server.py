@@ -43,6 +43,7 @@ from starlette.types import Message, Receive, Scope, Send
 from salesplan import __version__
 from salesplan.auth.dependencies import authenticate
 from salesplan.auth.principal import Principal
+from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
 from salesplan.mcp.call import OrganizationMemory
@@ -246,8 +247,11 @@ class McpEndpoint:
             if exc.status == 401:
                 # Keep the error's own parameters (error="invalid_token", …) after the metadata.
                 params = headers.get("WWW-Authenticate", "Bearer").removeprefix("Bearer").strip()
+                # The read scopes: what a client without a scope of its own asks for
+                # (contract §15), rather than every scope the metadata lists.
                 headers["WWW-Authenticate"] = (
                     f'Bearer resource_metadata="{resource_metadata_url(self.settings)}"'
+                    + f', scope="{" ".join(READ_SCOPES)}"'
                     + (f", {params}" if params else "")
                 )
             response = error_response(exc.status, exc.code, exc.message, exc.details, headers)

@@ -181,7 +181,11 @@ async def create_authorization_code(
     *,
     user_id: uuid.UUID,
     organization_id: uuid.UUID,
+    scopes: Sequence[str] | None = None,
 ) -> str:
+    """A code for what the person consented to: `scopes` (the ticked ones) within the
+    request's, else all the request named; its token carries exactly these."""
+    granted = list(request.scopes) if scopes is None else [s for s in request.scopes if s in scopes]
     raw = CODE_PREFIX + secrets.token_urlsafe(32)
     session.add(
         OAuthCode(
@@ -191,7 +195,7 @@ async def create_authorization_code(
             organization_id=organization_id,
             redirect_uri=request.redirect_uri,
             code_challenge=request.code_challenge,
-            scopes=request.scopes,
+            scopes=granted,
             resource=request.resource,
             expires_at=utcnow() + timedelta(seconds=CODE_SECONDS),
         )

@@ -28,6 +28,9 @@ from salesplan.web.session import csrf_valid, current_user
 
 router = APIRouter(include_in_schema=False)
 
+# The consent form's checkboxes: one per requested scope, ticked; the person may untick any.
+GRANTED = "granted_scope"
+
 
 async def checked_request(
     request: Request,
@@ -54,6 +57,7 @@ async def consent_page(
     user: User,
     *,
     error: str | None = None,
+    granted: list[str] | None = None,
 ) -> Response:
     org_ids = await consent_organizations(session, auth_request.app, user.id)
     if not org_ids:
@@ -71,6 +75,7 @@ async def consent_page(
             "params": auth_request.params(),
             "organizations": await repository.organizations_by_name(session, org_ids),
             "groups": scope_groups(auth_request.scopes),
+            "granted": auth_request.scopes if granted is None else granted,
             "redirect_host": urlsplit(auth_request.redirect_uri).netloc
             or auth_request.redirect_uri,
             "resource": auth_request.resource,
@@ -85,7 +90,7 @@ async def consent(request: Request, session: SessionDep) -> Response:
     params = {
         name: [v for v in form.getlist(name) if isinstance(v, str)]
         for name in form
-        if name not in ("csrf_token", "decision", "organization_id")
+        if name not in ("csrf_token", "decision", "organization_id", GRANTED)
     }
     auth_request = await checked_request(request, session, params, see_other)
     if isinstance(auth_request, Response):
@@ -103,6 +108,18 @@ async def consent(request: Request, session: SessionDep) -> Response:
         return see_other(
             auth_request.deny("access_denied", "The user declined the request.").location()
         )
+    # Only requested scopes can be granted: a forged box adds nothing (contract §15).
+    ticked = {v for v in form.getlist(GRANTED) if isinstance(v, str)}
+    granted = [s for s in auth_request.scopes if s in ticked]
+    if not granted:
+        return await consent_page(
+            request,
+            session,
+            auth_request,
+            user,
+            error="Tick at least one permission to allow, or press Cancel.",
+            granted=[],
+        )
     allowed = await consent_organizations(session, auth_request.app, user.id)
     chosen = str(form.get("organization_id") or "")
     organization_id = next((o for o in allowed if str(o) == chosen), None)
@@ -111,10 +128,15 @@ async def consent(request: Request, session: SessionDep) -> Response:
             organization_id = allowed[0]
         else:
             return await consent_page(
-                request, session, auth_request, user, error="Choose an organization."
+                request,
+                session,
+                auth_request,
+                user,
+                error="Choose an organization.",
+                granted=granted,
             )
     code = await create_authorization_code(
-        session, auth_request, user_id=user.id, organization_id=organization_id
+        session, auth_request, user_id=user.id, organization_id=organization_id, scopes=granted
     )
     params_out = {"code": code}
     if auth_request.state is not None:

@@ -14,9 +14,9 @@ from starlette.datastructures import FormData
 from starlette.responses import Response
 
 from salesplan.auth.scopes import APPROVED_SCOPES, SCOPE_DESCRIPTIONS
-from salesplan.auth.tokens import create_api_key, revoke_api_key
+from salesplan.auth.tokens import create_api_key, expiry_in_days, key_status, revoke_api_key
 from salesplan.db import SessionDep
-from salesplan.errors import AppError
+from salesplan.errors import AppError, ValidationFailed
 from salesplan.models.oauth import OAuthApp
 from salesplan.oauth.apps import (
     create_oauth_app,
@@ -33,6 +33,15 @@ from salesplan.web.session import flash as _flash
 from salesplan.web.session import session_row
 
 router = APIRouter(include_in_schema=False)
+
+# The expiry choices of a new key: (form value, label); "" is never.
+KEY_EXPIRIES = (
+    ("", "Never"),
+    ("7", "In 7 days"),
+    ("30", "In 30 days"),
+    ("90", "In 90 days"),
+    ("365", "In a year"),
+)
 
 
 def _uuids(values: Sequence[object]) -> list[uuid.UUID]:
@@ -60,13 +69,14 @@ async def _act(
 async def _app_secret(
     request: Request, session: AsyncSession, app: OAuthApp, secret: str | None, back: str
 ) -> Response:
-    """Back to the page, which shows the app's new client secret once."""
+    """Back to the page, which shows the app's new client secret once (scrolled to it, not to
+    `back`, so that it is on screen)."""
     await _flash(
         request,
         session,
         {"kind": "app", "name": app.name, "client_id": app.client_id, "secret": secret},
     )
-    return see_other(DEVELOPER + back)
+    return see_other(DEVELOPER + "#created")
 
 
 def _lines(text: object) -> list[str]:
@@ -87,7 +97,18 @@ def _submitted(form: FormData, which: str) -> dict[str, Any]:
         "grant_types": [str(g) for g in form.getlist("grant_types")],
         "scopes": [str(s) for s in form.getlist("scopes")],
         "organizations": [str(o) for o in form.getlist("organizations")],
+        "expires_in_days": str(form.get("expires_in_days") or "")[:10],
     }
+
+
+def _days(value: object) -> int | None:
+    """The expiry choice of the key form: blank is never; anything else a whole number."""
+    text = str(value or "").strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise ValidationFailed.at(["expires_in_days"], "Choose when the key expires.")
+    return int(text)
 
 
 def _problem(exc: AppError) -> str:
@@ -116,6 +137,8 @@ async def developer_settings(
             "organizations": organizations,
             "org_names": {str(org.id): org.name for org in organizations},
             "keys": await repository.api_keys(session, user.id),
+            "key_status": key_status,
+            "key_expiries": KEY_EXPIRIES,
             "apps": await list_owned_apps(session, user_id=user.id),
             "scopes": [(s, SCOPE_DESCRIPTIONS.get(s, s)) for s in APPROVED_SCOPES],
             "groups": scope_groups(APPROVED_SCOPES),
@@ -146,12 +169,14 @@ async def create_key(request: Request, session: SessionDep, post: DeveloperPost)
             name=name[:200],
             scopes=scopes,
             organization_ids=orgs or None,
+            expires_at=expiry_in_days(_days(form.get("expires_in_days"))),
         )
     except AppError as exc:
         await _flash(request, session, {"error": _problem(exc), "typed": _submitted(form, "key")})
         return see_other(DEVELOPER + "#keys")
     await _flash(request, session, {"kind": "key", "name": key.name, "secret": raw})
-    return see_other(DEVELOPER + "#keys")
+    # To the one-time key itself, not the table below it (which shows only its prefix).
+    return see_other(DEVELOPER + "#created")
 
 
 @router.post(DEVELOPER + "/keys/{key_id}/revoke")
