@@ -124,7 +124,15 @@ class CalDAVCalendar:
             f"<d:sync-token>{escape(token or '')}</d:sync-token><d:sync-level>1</d:sync-level>"
             "<d:prop><d:getetag/></d:prop></d:sync-collection>"
         )
-        root = self._xml(self.url, "REPORT", body, "")
+        try:
+            root = self._xml(self.url, "REPORT", body, "")
+        except AuthFailure:
+            # A server refuses a token it no longer knows with 403 `valid-sync-token` (RFC 6578
+            # §3.2), which the client reports as refused credentials: the caller lists again
+            # without a token (and a real credential failure then fails that listing).
+            if token:
+                raise SyncTokenInvalid("the server no longer accepts the sync token") from None
+            raise
         changed: dict[str, str] = {}
         deleted: set[str] = set()
         base = _href_path(self.url)

@@ -8,17 +8,26 @@ and the result is written in one short transaction.
 
 Incremental: with a sync token (RFC 6578) only the changed and deleted hrefs come back and only the
 changed objects are fetched; without one, a calendar-query of the window's ETags is compared with
-the stored ones. Each object is expanded to its instances in the window (past 30, next 90 days)."""
+the stored ones. Each object is expanded to its instances in the window (past 30, next 90 days).
+
+Identity (contract §12): an event is (connection, UID, RECURRENCE-ID). A changed object updates
+the rows of its instances in place (same id, so the artifacts and the feed thread stay); a row
+is removed only when its object is gone from the provider, or its instance no longer is in
+the object (an occurrence deleted, or moved out of the window)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, or_, select
+from typing import Any
+
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.calendar.crypto import decrypt_password
@@ -49,10 +58,12 @@ class Pulled:
     """What one sync read from the server."""
 
     token: str | None
-    full: bool  # every href of the window is in `objects` (drop the others)
     objects: dict[str, tuple[str, list[Instance]]] = field(default_factory=dict)
-    deleted: set[str] = field(default_factory=set)
+    deleted: set[str] = field(default_factory=set)  # hrefs gone from the server
     transferred: int = 0
+    # Seconds spent: "listing" (the sync-collection or calendar-query REPORT), "fetch" (the
+    # multiget of the changed objects), "parse" (expanding them to instances).
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def pull(
@@ -63,6 +74,7 @@ def pull(
 ) -> Pulled:
     """Blocking: read what changed since the last sync."""
     start, end = window
+    began = time.perf_counter()
     changes = None
     try:
         changes = calendar.sync_collection(token)
@@ -75,18 +87,29 @@ def pull(
         changes = None  # the server does not offer sync-collection: compare ETags
     if changes is not None and changes.token:
         wanted = [h for h, etag in changes.changed.items() if known_etags.get(h) != etag]
-        pulled = Pulled(changes.token, full=token is None, deleted=set(changes.deleted))
+        deleted = set(changes.deleted)
+        if token is None:  # a full listing: what is not in it is gone
+            deleted |= set(known_etags) - set(changes.changed)
+        pulled = Pulled(changes.token, deleted=deleted)
     else:
         etags = calendar.etags_in_window(start, end)
         wanted = [h for h, etag in etags.items() if known_etags.get(h) != etag]
-        pulled = Pulled(None, full=False, deleted=set(known_etags) - set(etags))
-    for href, (etag, data) in calendar.multiget(wanted).items():
+        pulled = Pulled(None, deleted=set(known_etags) - set(etags))
+    listed = time.perf_counter()
+    fetched = calendar.multiget(wanted)
+    parsing = time.perf_counter()
+    for href, (etag, data) in fetched.items():
         try:
             pulled.objects[href] = (etag, parse_instances(data, start, end))
         except Exception:  # one malformed object must not stop the sync
             log.warning("calendar object skipped: unparsable iCalendar data")
             pulled.objects[href] = (etag, [])
         pulled.transferred += 1
+    pulled.timings = {
+        "listing": listed - began,
+        "fetch": parsing - listed,
+        "parse": time.perf_counter() - parsing,
+    }
     return pulled
 
 
@@ -133,51 +156,102 @@ def link_account(instance: Instance, links: dict[str, uuid.UUID]) -> uuid.UUID |
     return None
 
 
-async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: Pulled) -> int:
-    """Write a pull into the events of `conn` (the caller commits)."""
-    stale = set(pulled.deleted) | set(pulled.objects)
-    if pulled.full:
-        stored = await session.scalars(
-            select(CalendarEvent.href).where(CalendarEvent.connection_id == conn.id).distinct()
-        )
-        stale |= set(stored) - set(pulled.objects)
-    for i in range(0, len(stale), 500):
-        chunk = sorted(stale)[i : i + 500]
-        await session.execute(
-            delete(CalendarEvent).where(
-                CalendarEvent.connection_id == conn.id, CalendarEvent.href.in_(chunk)
-            )
-        )
-    emails = {
-        a["email"] for _, insts in pulled.objects.values() for i in insts for a in i.attendees
+# Column limits (models/calendar.py): an object whose identity does not fit is skipped, a text
+# that does not fit is cut, so that one odd object never fails the whole sync.
+MAX_UID_BYTES = 1024
+MAX_HREF = 2048
+
+
+def event_values(
+    inst: Instance, href: str, etag: str | None, links: dict[str, uuid.UUID]
+) -> dict[str, Any]:
+    """The columns of an event row that the provider's instance decides."""
+    return {
+        "href": href,
+        "etag": etag if etag and len(etag) <= 255 else None,
+        "title": inst.title[:1024],
+        "description": inst.description,
+        "location": None if inst.location is None else inst.location[:1024],
+        "start_at": inst.start,
+        "end_at": inst.end,
+        "all_day": inst.all_day,
+        "attendees": inst.attendees,
+        "organizer_email": None if inst.organizer_email is None else inst.organizer_email[:320],
+        "account_id": link_account(inst, links),
     }
-    links = await _account_links(session, conn.organization_id, emails)
-    count = 0
+
+
+def apply_values(event: CalendarEvent, values: dict[str, Any]) -> bool:
+    """Set what differs (an unchanged row stays clean: no write, no feed update)."""
+    changed = False
+    for name, value in values.items():
+        if getattr(event, name) != value:
+            setattr(event, name, value)
+            changed = True
+    return changed
+
+
+def _chunks(values: Iterable[str], size: int = 500) -> list[list[str]]:
+    ordered = sorted(values)
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+async def _rows_of(
+    session: AsyncSession, connection_id: uuid.UUID, hrefs: set[str], uids: set[str]
+) -> list[CalendarEvent]:
+    """The connection's rows of these hrefs or these UIDs."""
+    rows: dict[uuid.UUID, CalendarEvent] = {}
+    for column, values in ((CalendarEvent.href, hrefs), (CalendarEvent.uid, uids)):
+        for chunk in _chunks(values):
+            found = await session.scalars(
+                select(CalendarEvent).where(
+                    CalendarEvent.connection_id == connection_id, column.in_(chunk)
+                )
+            )
+            rows.update((r.id, r) for r in found)
+    return list(rows.values())
+
+
+async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: Pulled) -> int:
+    """Write a pull into the events of `conn` (the caller commits): each instance updates the
+    row of its (UID, RECURRENCE-ID) in place or adds one; the rows of the changed and deleted
+    hrefs that no instance claimed are removed. Answers how many instances were pulled."""
+    incoming: dict[tuple[str, str], tuple[str, str, Instance]] = {}
     for href, (etag, instances) in pulled.objects.items():
+        if len(href) > MAX_HREF:
+            log.warning("calendar object skipped: its href is too long")
+            continue
         for inst in instances:
+            if not inst.uid or len(inst.uid.encode()) > MAX_UID_BYTES:
+                log.warning("calendar object skipped: missing or overlong UID")
+                continue
+            incoming[(inst.uid, inst.recurrence_key)] = (href, etag, inst)
+    touched = set(pulled.deleted) | set(pulled.objects)
+    existing = await _rows_of(session, conn.id, touched, {uid for uid, _ in incoming})
+    by_key = {(r.uid, r.recurrence_key): r for r in existing}
+    emails = {a["email"] for _, _, inst in incoming.values() for a in inst.attendees}
+    links = await _account_links(session, conn.organization_id, emails)
+    for key, (href, etag, inst) in incoming.items():
+        values = event_values(inst, href, etag, links)
+        row = by_key.pop(key, None)
+        if row is None:
             session.add(
                 CalendarEvent(
                     organization_id=conn.organization_id,
                     connection_id=conn.id,
                     user_id=conn.user_id,
-                    href=href,
-                    etag=etag,
                     uid=inst.uid,
                     recurrence_key=inst.recurrence_key,
-                    title=inst.title,
-                    description=inst.description,
-                    location=inst.location,
-                    start_at=inst.start,
-                    end_at=inst.end,
-                    all_day=inst.all_day,
-                    attendees=inst.attendees,
-                    organizer_email=inst.organizer_email,
-                    account_id=link_account(inst, links),
+                    **values,
                 )
             )
-            count += 1
+        else:
+            apply_values(row, values)
+    for row in by_key.values():
+        if row.href in touched:  # its object is gone, or no longer holds this instance
+            await session.delete(row)
     await session.flush()
-    return count
+    return len(incoming)
 
 
 async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:
@@ -205,8 +279,12 @@ async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:
         return [c.id for c in rows]
 
 
-async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
-    """Sync one claimed connection; answers how many objects were transferred."""
+async def sync_connection(
+    ctx: WorkerContext, connection_id: uuid.UUID, timings: dict[str, float] | None = None
+) -> int:
+    """Sync one claimed connection; answers how many objects were transferred. `timings`, when
+    given, receives the seconds of each step (bench/calendar_sync.py prints them)."""
+    began = time.perf_counter()
     async with ctx.sessionmaker() as session:
         conn = await session.get(CalendarConnection, connection_id)
         if conn is None or conn.lease_owner != ctx.worker_id:
@@ -221,6 +299,7 @@ async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
         known = {href: etag or "" for href, etag in rows}
         url, username, secret = conn.url, conn.username, conn.password_encrypted
         await session.rollback()  # no transaction open across the network calls
+    read = time.perf_counter()
 
     error: str | None = None
     pulled: Pulled | None = None
@@ -230,6 +309,7 @@ async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
         pulled = await asyncio.to_thread(pull, calendar, token, known, sync_window())
     except (ProviderFailure, ValueError) as exc:
         error = str(exc)
+    network = time.perf_counter()
 
     async with ctx.sessionmaker() as session, session.begin():
         conn = await session.get(CalendarConnection, connection_id)
@@ -245,6 +325,12 @@ async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
         conn.lease_until = utcnow() + RETRY_AFTER_FAILURE if error else None
         if conn.sync_requested_at == requested_at:
             conn.sync_requested_at = None
+    if timings is not None:
+        timings["known"] = read - began
+        if pulled is not None:
+            timings.update(pulled.timings)
+            timings["provider_other"] = network - read - sum(pulled.timings.values())
+        timings["store"] = time.perf_counter() - network
     if error:
         log.info("calendar sync of connection %s failed", connection_id)
     return pulled.transferred if pulled is not None else 0
