@@ -102,7 +102,7 @@ async def test_an_event_stored_under_a_new_href_keeps_its_id(
 async def test_only_an_event_gone_from_the_provider_is_removed(
     client, actor, radicale: Radicale, worker
 ) -> None:
-    url, (kept_href, gone_href) = await connected_with(
+    _, (_, gone_href) = await connected_with(
         client, actor, radicale, worker, ics_event(title="Stays"), ics_event(title="Goes")
     )
     by_title = {e["title"]: e for e in await events(client, actor)}

@@ -24,7 +24,6 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-
 from typing import Any
 
 from sqlalchemy import func, or_, select
