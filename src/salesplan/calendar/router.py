@@ -174,6 +174,11 @@ def _tagged(out: EventOut, if_none_match: str | None = None) -> Response:
     "/events/{eventId}",
     operation_id="updateCalendarEvent",
     response_model=EventOut,
+    responses={
+        409: {"description": "The event changed on the calendar server since the last sync."},
+        412: {"description": "`If-Match` names a version of the event that is no longer current."},
+        502: {"description": "The calendar server failed; nothing changed."},
+    },
     summary="Update a calendar event",
     description=text.UPDATE_CALENDAR_EVENT,
 )
