@@ -260,3 +260,42 @@ async def test_an_event_removed_during_the_provider_call_is_404(
     assert await events(client, actor) == []
     async with app.state.sessionmaker() as s:
         assert await s.get(CalendarConnection, uuid.UUID(event["connectionId"])) is not None
+
+
+async def test_an_occurrence_of_a_zoned_series_keeps_its_id(
+    client, actor, radicale: Radicale, worker
+) -> None:
+    """A series in a time zone (TZID): the override's RECURRENCE-ID names the occurrence in that
+    zone, and the sync finds the same occurrence again."""
+    day = (datetime.now(UTC) + timedelta(days=2)).date()
+    ics = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//EN\r\n"
+        "BEGIN:VTIMEZONE\r\nTZID:Europe/Berlin\r\n"
+        "BEGIN:STANDARD\r\nDTSTART:19701025T030000\r\nTZOFFSETFROM:+0200\r\nTZOFFSETTO:+0100\r\n"
+        "RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r\nEND:STANDARD\r\n"
+        "BEGIN:DAYLIGHT\r\nDTSTART:19700329T020000\r\nTZOFFSETFROM:+0100\r\nTZOFFSETTO:+0200\r\n"
+        "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r\nEND:DAYLIGHT\r\nEND:VTIMEZONE\r\n"
+        f"BEGIN:VEVENT\r\nUID:{uuid.uuid4()}\r\nDTSTAMP:20261101T000000Z\r\n"
+        f"DTSTART;TZID=Europe/Berlin:{day:%Y%m%d}T090000\r\n"
+        f"DTEND;TZID=Europe/Berlin:{day:%Y%m%d}T093000\r\n"
+        "SUMMARY:Standup\r\nRRULE:FREQ=DAILY;COUNT=3\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    _, (href,) = await connected_with(client, actor, radicale, worker, ics)
+    occurrences = sorted(await events(client, actor), key=lambda e: e["start"])
+    middle = occurrences[1]
+    r = await client.patch(
+        f"{API}/events/{middle['id']}", headers=actor.in_org(), json={"title": "Standup (long)"}
+    )
+    assert r.status_code == 200, r.text
+    master, override = _vevents(radicale.get(href).text)
+    assert str(master["SUMMARY"]) == "Standup"
+    rid = override.decoded("RECURRENCE-ID")
+    assert override["RECURRENCE-ID"].params.get("TZID") == "Europe/Berlin"
+    assert rid.astimezone(UTC).isoformat() == middle["recurrenceId"]
+    await _sync(client, actor, worker)
+    titles = {e["id"]: e["title"] for e in await events(client, actor)}
+    assert titles == {
+        occurrences[0]["id"]: "Standup",
+        middle["id"]: "Standup (long)",
+        occurrences[2]["id"]: "Standup",
+    }
