@@ -65,14 +65,22 @@ class Pulled:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def pull(
-    calendar: CalDAVCalendar,
-    token: str | None,
-    known_etags: dict[str, str],
-    window: tuple[datetime, datetime],
-) -> Pulled:
-    """Blocking: read what changed since the last sync."""
-    start, end = window
+@dataclass
+class Listing:
+    """What the server says changed: `etags` names the changed hrefs (all of them when
+    `full`: then a stored href missing from it is gone)."""
+
+    token: str | None
+    etags: dict[str, str]
+    deleted: set[str]
+    full: bool
+    seconds: float = 0.0
+
+
+def list_changes(
+    calendar: CalDAVCalendar, token: str | None, window: tuple[datetime, datetime]
+) -> Listing:
+    """Blocking: the changes since `token` (RFC 6578), else a full listing."""
     began = time.perf_counter()
     changes = None
     try:
@@ -85,15 +93,27 @@ def pull(
             raise
         changes = None  # the server does not offer sync-collection: compare ETags
     if changes is not None and changes.token:
-        wanted = [h for h, etag in changes.changed.items() if known_etags.get(h) != etag]
-        deleted = set(changes.deleted)
-        if token is None:  # a full listing: what is not in it is gone
-            deleted |= set(known_etags) - set(changes.changed)
-        pulled = Pulled(changes.token, deleted=deleted)
+        listing = Listing(changes.token, changes.changed, set(changes.deleted), token is None)
     else:
-        etags = calendar.etags_in_window(start, end)
-        wanted = [h for h, etag in etags.items() if known_etags.get(h) != etag]
-        pulled = Pulled(None, deleted=set(known_etags) - set(etags))
+        listing = Listing(None, calendar.etags_in_window(*window), set(), full=True)
+    listing.seconds = time.perf_counter() - began
+    return listing
+
+
+def fetch_changes(
+    calendar: CalDAVCalendar,
+    listing: Listing,
+    known_etags: dict[str, str],
+    window: tuple[datetime, datetime],
+) -> Pulled:
+    """Blocking: fetch and expand the listed objects whose ETag is not the stored one
+    (`known_etags`: href -> ETag, of every stored href when the listing is full)."""
+    start, end = window
+    deleted = set(listing.deleted)
+    if listing.full:
+        deleted |= set(known_etags) - set(listing.etags)
+    pulled = Pulled(listing.token, deleted=deleted)
+    wanted = [h for h, etag in listing.etags.items() if known_etags.get(h) != etag]
     listed = time.perf_counter()
     fetched = calendar.multiget(wanted)
     parsing = time.perf_counter()
@@ -105,11 +125,38 @@ def pull(
             pulled.objects[href] = (etag, [])
         pulled.transferred += 1
     pulled.timings = {
-        "listing": listed - began,
+        "listing": listing.seconds,
         "fetch": parsing - listed,
         "parse": time.perf_counter() - parsing,
     }
     return pulled
+
+
+def pull(
+    calendar: CalDAVCalendar,
+    token: str | None,
+    known_etags: dict[str, str],
+    window: tuple[datetime, datetime],
+) -> Pulled:
+    """Blocking: read what changed since the last sync (`known_etags`: every stored href)."""
+    return fetch_changes(calendar, list_changes(calendar, token, window), known_etags, window)
+
+
+async def known_etags(
+    session: AsyncSession, connection_id: uuid.UUID, hrefs: set[str] | None
+) -> dict[str, str]:
+    """href -> stored ETag, of the connection's rows (of `hrefs` only, when given: an
+    incremental sync needs the few it was told about, not all of them)."""
+    stmt = select(CalendarEvent.href, CalendarEvent.etag).where(
+        CalendarEvent.connection_id == connection_id
+    )
+    if hrefs is None:
+        return {href: etag or "" for href, etag in await session.execute(stmt.distinct())}
+    out: dict[str, str] = {}
+    for chunk in _chunks(hrefs):
+        rows = await session.execute(stmt.where(CalendarEvent.href.in_(chunk)))
+        out.update((href, etag or "") for href, etag in rows)
+    return out
 
 
 async def _account_links(
@@ -290,22 +337,26 @@ async def sync_connection(
             return 0
         requested_at = conn.sync_requested_at
         token = conn.sync_token
-        rows = await session.execute(
-            select(CalendarEvent.href, CalendarEvent.etag)
-            .where(CalendarEvent.connection_id == conn.id)
-            .distinct()
-        )
-        known = {href: etag or "" for href, etag in rows}
         url, username, secret = conn.url, conn.username, conn.password_encrypted
         await session.rollback()  # no transaction open across the network calls
-    read = time.perf_counter()
 
+    # Network calls in a thread, each with no transaction open; between them one short read of
+    # the stored ETags (of the listed hrefs only, unless the listing is full).
     error: str | None = None
     pulled: Pulled | None = None
+    known_seconds = 0.0
     try:
         password = decrypt_password(ctx.settings.signing_key, secret)
         calendar = CalDAVCalendar(url, username, password)
-        pulled = await asyncio.to_thread(pull, calendar, token, known, sync_window())
+        window = sync_window()
+        listing = await asyncio.to_thread(list_changes, calendar, token, window)
+        reading = time.perf_counter()
+        async with ctx.sessionmaker() as session:
+            known = await known_etags(
+                session, connection_id, None if listing.full else set(listing.etags)
+            )
+        known_seconds = time.perf_counter() - reading
+        pulled = await asyncio.to_thread(fetch_changes, calendar, listing, known, window)
     except (ProviderFailure, ValueError) as exc:
         error = str(exc)
     network = time.perf_counter()
@@ -325,10 +376,11 @@ async def sync_connection(
         if conn.sync_requested_at == requested_at:
             conn.sync_requested_at = None
     if timings is not None:
-        timings["known"] = read - began
+        timings["known"] = known_seconds
         if pulled is not None:
             timings.update(pulled.timings)
-            timings["provider_other"] = network - read - sum(pulled.timings.values())
+            spent = sum(pulled.timings.values()) + known_seconds
+            timings["provider_other"] = network - began - spent
         timings["store"] = time.perf_counter() - network
     if error:
         log.info("calendar sync of connection %s failed", connection_id)
