@@ -74,6 +74,14 @@ class Conflict(AppError):
     status, code, message = 409, "conflict", "The request conflicts with the current state."
 
 
+class PreconditionFailed(AppError):
+    """RFC 9110 §13.1.1: the client's If-Match names a representation that is no longer
+    current; nothing was changed."""
+
+    status, code = 412, "precondition_failed"
+    message = "The resource changed since the representation named by If-Match."
+
+
 class PayloadTooLarge(AppError):
     status, code, message = 413, "payload_too_large", "The request body is too large."
 

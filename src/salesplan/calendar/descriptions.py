@@ -8,7 +8,7 @@ EVENT_ID = "Id of the calendar event (an `id` from listCalendarEvents)."
 EVENT_SHAPE = (
     "`{id, connectionId, userId, uid, title, description, location, start, end, allDay, "
     "recurring, recurrenceId, attendees: [{email, name, status}], organizerEmail, accountId, "
-    "createdAt, updatedAt}`"
+    "createdAt, updatedAt, etag}`"
 )
 
 LIST_CALENDAR_EVENTS = f"""
@@ -42,7 +42,11 @@ Change the user's own calendar event (only the fields sent: title, description, 
 location, attendees). The change is written to the connected calendar server first and stored
 only when the server accepted it: `provider_error` when the server fails (nothing changed),
 `conflict` when the event changed on the server since the last sync (sync, re-read and retry),
-`forbidden` on a teammate's event. Answers the event as stored.
+`forbidden` on a teammate's event. An event keeps its id when it changes on the server. For one
+occurrence of a recurring event (`recurring: true`) only that occurrence changes: it is written
+as an override of the series. Over REST, `If-Match: <etag>` makes the change conditional
+(`precondition_failed`, 412, when the event is no longer that version). Answers the event as
+stored.
 """
 
 LIST_CALENDAR_EVENTS_ARGS = {

@@ -1,5 +1,7 @@
 """iCalendar (RFC 5545) in and out: the instances of a calendar object inside a window (recurring
-events expanded), attendees parsed, and the edits an update writes back."""
+events expanded), attendees parsed, and the edits an update writes back: to the event itself,
+or, for one occurrence of a recurring event, to that occurrence's override (a VEVENT with the
+same UID and a RECURRENCE-ID naming the occurrence's original start), as calendar apps do."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import recurring_ical_events
-from icalendar import Calendar, vCalAddress, vText
+from icalendar import Calendar, Event, vCalAddress, vText
 
 
 @dataclass
@@ -103,13 +105,80 @@ def parse_instances(ics: str, start: datetime, end: datetime) -> list[Instance]:
     return out
 
 
-def apply_changes(ics: str, uid: str, changes: dict[str, Any]) -> str:
-    """The object with its (non-recurring) VEVENT `uid` edited: keys title, description,
-    location, start, end, attendees ([{email, name}])."""
+class OccurrenceMissing(ValueError):
+    """The object holds neither the series nor an override of the occurrence."""
+
+
+def recurrence_key_of(component: Any) -> str:
+    """The `recurrence_key` of an override (its RECURRENCE-ID as a UTC instant), as
+    `parse_instances` gives it."""
+    return _aware(component.decoded("RECURRENCE-ID"))[0].isoformat()
+
+
+# What an override does not inherit from its series.
+_SERIES_ONLY = (
+    *("RRULE", "RDATE", "EXDATE", "EXRULE", "RECURRENCE-ID"),
+    *("DTSTART", "DTEND", "DURATION", "DTSTAMP", "SEQUENCE"),
+)
+
+
+def _override(master: Any, recurrence_key: str, start: datetime, end: datetime) -> Any:
+    """A new override of the occurrence `recurrence_key` of `master`: the series' properties,
+    its RECURRENCE-ID in the value type (and zone) of the series' DTSTART, RFC 5545 §3.8.4.4."""
+    override = Event.from_ical(master.to_ical())
+    for name in _SERIES_ONLY:
+        override.pop(name, None)
+    original = datetime.fromisoformat(recurrence_key)
+    first = master.decoded("DTSTART")
+    if not isinstance(first, datetime):  # an all-day series
+        override.add("RECURRENCE-ID", original.date())
+        override.add("DTSTART", start.date())
+        override.add("DTEND", max(end.date(), start.date() + timedelta(days=1)))
+    else:
+        if first.tzinfo is None:  # floating: parse_instances read it as UTC
+            rid = original.astimezone(UTC).replace(tzinfo=None)
+        else:
+            rid = original.astimezone(first.tzinfo)
+        override.add("RECURRENCE-ID", rid)
+        override.add("DTSTART", start.astimezone(UTC))
+        override.add("DTEND", end.astimezone(UTC))
+    override.add("SEQUENCE", int(master.get("SEQUENCE", 0)))
+    return override
+
+
+def _targets(
+    cal: Any, uid: str, recurrence_key: str, start: datetime | None, end: datetime | None
+) -> list[Any]:
+    """The VEVENTs an update of (uid, recurrence_key) edits, an override added when needed."""
+    mine = [c for c in cal.walk("VEVENT") if str(c.get("UID")) == uid]
+    if not recurrence_key:
+        return mine
+    for comp in mine:
+        if comp.get("RECURRENCE-ID") is not None and recurrence_key_of(comp) == recurrence_key:
+            return [comp]
+    master = next((c for c in mine if c.get("RECURRENCE-ID") is None), None)
+    if master is None or start is None or end is None:
+        raise OccurrenceMissing("the occurrence is no longer in the event's series")
+    override = _override(master, recurrence_key, start, end)
+    cal.add_component(override)
+    return [override]
+
+
+def apply_changes(
+    ics: str,
+    uid: str,
+    changes: dict[str, Any],
+    *,
+    recurrence_key: str = "",
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> str:
+    """The object with the event `uid` edited: keys title, description, location, start, end,
+    attendees ([{email, name}]). With a `recurrence_key`, only that occurrence, through its
+    override (created from the series with the occurrence's current `start` and `end` when
+    there is none yet); the series itself is left as it is."""
     cal = Calendar.from_ical(ics)
-    for comp in cal.walk("VEVENT"):
-        if str(comp.get("UID")) != uid:
-            continue
+    for comp in _targets(cal, uid, recurrence_key, start, end):
         for key, prop in (
             ("title", "SUMMARY"),
             ("description", "DESCRIPTION"),

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape
 
 from caldav import DAVClient
 from caldav.lib import error as dav_error
+from requests.auth import AuthBase, HTTPBasicAuth
 
 NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav"}
 TIMEOUT_SECONDS = 60
@@ -48,6 +49,23 @@ class SyncChanges:
     deleted: set[str]
 
 
+# Origins (scheme, host, port) and usernames whose server asked for Basic credentials before.
+# Without credentials up front every client's first request is a 401 and a second round trip,
+# and servers slow a 401 down on purpose (Radicale: `auth.delay`, 0.5 to 1.5 s): most of an
+# incremental sync. Learned from the server's own challenge, never assumed, so credentials are
+# never sent in a scheme the server did not ask for.
+_BASIC: set[tuple[str, str]] = set()
+
+
+def _origin(url: str, username: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower(), username
+
+
+def _known_auth(url: str, username: str, password: str) -> AuthBase | None:
+    return HTTPBasicAuth(username, password) if _origin(url, username) in _BASIC else None
+
+
 def _href_path(href: str) -> str:
     return unquote(urlsplit(href).path)
 
@@ -59,11 +77,14 @@ def _fmt(value: datetime) -> str:
 class CalDAVCalendar:
     def __init__(self, url: str, username: str, password: str) -> None:
         self.url = url if url.endswith("/") else url + "/"
+        self.username = username
         try:
+            self.preset_auth = _known_auth(self.url, username, password)
             self.client = DAVClient(  # type: ignore[operator]
                 url=self.url,
                 username=username,
                 password=password,
+                auth=self.preset_auth,
                 timeout=TIMEOUT_SECONDS,
             )
         except Exception as exc:  # a malformed URL
@@ -73,8 +94,12 @@ class CalDAVCalendar:
         self, url: str, method: str, body: str = "", headers: dict[str, str] | None = None
     ) -> Any:
         try:
-            return self.client.request(url, method, body, headers or {})
+            response = self.client.request(url, method, body, headers or {})
         except dav_error.AuthorizationError:
+            if self.preset_auth is not None:  # the server changed its mind: ask it again
+                _BASIC.discard(_origin(self.url, self.username))
+                self.preset_auth = self.client.auth = None
+                return self._request(url, method, body, headers)
             raise AuthFailure("the server rejected the username or password") from None
         except dav_error.DAVError as exc:
             raise ProviderFailure(f"CalDAV error: {type(exc).__name__}") from None
@@ -82,6 +107,9 @@ class CalDAVCalendar:
             raise ProviderFailure(
                 f"cannot reach the calendar server: {type(exc).__name__}"
             ) from None
+        if isinstance(self.client.auth, HTTPBasicAuth) and response.status not in (401, 403):
+            _BASIC.add(_origin(self.url, self.username))
+        return response
 
     def _xml(self, url: str, method: str, body: str, depth: str) -> ET.Element:
         headers = {"Content-Type": 'application/xml; charset="utf-8"'}
@@ -124,7 +152,15 @@ class CalDAVCalendar:
             f"<d:sync-token>{escape(token or '')}</d:sync-token><d:sync-level>1</d:sync-level>"
             "<d:prop><d:getetag/></d:prop></d:sync-collection>"
         )
-        root = self._xml(self.url, "REPORT", body, "")
+        try:
+            root = self._xml(self.url, "REPORT", body, "")
+        except AuthFailure:
+            # A server refuses a token it no longer knows with 403 `valid-sync-token` (RFC 6578
+            # §3.2), which the client reports as refused credentials: the caller lists again
+            # without a token (and a real credential failure then fails that listing).
+            if token:
+                raise SyncTokenInvalid("the server no longer accepts the sync token") from None
+            raise
         changed: dict[str, str] = {}
         deleted: set[str] = set()
         base = _href_path(self.url)

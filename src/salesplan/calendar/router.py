@@ -27,7 +27,7 @@ from salesplan.calendar.schemas import (
 )
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
-from salesplan.kit.responses import json_response, page_response
+from salesplan.kit.responses import json_response, page_response, tag_matches
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
 
@@ -152,15 +152,33 @@ async def list_events(
     description=text.GET_CALENDAR_EVENT,
 )
 @as_tool(docs=text.GET_CALENDAR_EVENT_ARGS)
-async def get_event(eventId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one event."""
-    return json_response(EventOut.of(await service.get_event(session, ctx, eventId)))
+async def get_event(
+    eventId: uuid.UUID, ctx: Read, session: SessionDep, request: Request
+) -> Response:
+    """Read one event. Answers its `ETag` (the event's `etag`); `If-None-Match` naming it →
+    304."""
+    return _tagged(
+        EventOut.of(await service.get_event(session, ctx, eventId)),
+        request.headers.get("if-none-match"),
+    )
+
+
+def _tagged(out: EventOut, if_none_match: str | None = None) -> Response:
+    """The event with its ETag header (304 without a body when `If-None-Match` names it)."""
+    if tag_matches(if_none_match, out.etag):
+        return Response(status_code=304, headers={"ETag": out.etag})
+    return json_response(out, headers={"ETag": out.etag})
 
 
 @router.patch(
     "/events/{eventId}",
     operation_id="updateCalendarEvent",
     response_model=EventOut,
+    responses={
+        409: {"description": "The event changed on the calendar server since the last sync."},
+        412: {"description": "`If-Match` names a version of the event that is no longer current."},
+        502: {"description": "The calendar server failed; nothing changed."},
+    },
     summary="Update a calendar event",
     description=text.UPDATE_CALENDAR_EVENT,
 )
@@ -169,9 +187,13 @@ async def update_event(
     eventId: uuid.UUID, body: EventPatch, ctx: Write, session: SessionDep, request: Request
 ) -> Response:
     """Change the caller's own event: pushed to the CalDAV server first (If-Match on its ETag);
-    502 `provider_error` when the server fails, 409 `conflict` when it changed there."""
-    event = await service.update_event(session, ctx, eventId, body, _secret(request))
-    return json_response(EventOut.of(event))
+    502 `provider_error` when the server fails, 409 `conflict` when it changed there. The
+    client's `If-Match` (the event's `etag`) is honoured: no longer current → 412
+    `precondition_failed`, nothing changed. Answers the event with its new `ETag`."""
+    event = await service.update_event(
+        session, ctx, eventId, body, _secret(request), request.headers.get("if-match")
+    )
+    return _tagged(EventOut.of(event))
 
 
 @router.put(

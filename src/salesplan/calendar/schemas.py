@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, field_validator
 
 from salesplan.kit.fields import Email
+from salesplan.kit.responses import entity_tag
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 
@@ -67,9 +68,23 @@ class EventOut(ApiModel):
     account_id: uuid.UUID | None
     created_at: datetime
     updated_at: datetime
+    etag: str = Field(
+        default="",
+        description="The entity tag of this representation (also the ETag header of "
+        "getCalendarEvent): send it as If-Match on updateCalendarEvent to change the event "
+        "only if it is still this one (else 412).",
+    )
 
     @classmethod
     def of(cls, event: Any) -> EventOut:
+        """The event's representation, its `etag` naming the bytes of everything else in it."""
+        out = cls._of(event)
+        rest = out.model_dump_json(by_alias=True, exclude={"etag"}).encode()
+        out.etag = entity_tag(rest)
+        return out
+
+    @classmethod
+    def _of(cls, event: Any) -> EventOut:
         return cls(
             id=event.id,
             connection_id=event.connection_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,25 +13,23 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
-from salesplan.calendar.ical import apply_changes, parse_instances
-from salesplan.calendar.provider import (
-    CalDAVCalendar,
-    PreconditionFailed,
-    ProviderFailure,
-)
+from salesplan.calendar.ical import OccurrenceMissing, apply_changes, parse_instances
+from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure
+from salesplan.calendar.provider import PreconditionFailed as ChangedAtProvider
 from salesplan.calendar.repository import (
     ActionItemRepository,
     ArtifactRepository,
     ConnectionRepository,
     EventRepository,
 )
-from salesplan.calendar.schemas import ArtifactsIn, ConnectionIn, EventPatch
-from salesplan.calendar.sync import _account_links, link_account
+from salesplan.calendar.schemas import ArtifactsIn, ConnectionIn, EventOut, EventPatch
+from salesplan.calendar.sync import _account_links, apply_values, event_values
 from salesplan.calendar.visibility import may_read, reads_teammates
 from salesplan.errors import (
     Conflict,
     Forbidden,
     NotFound,
+    PreconditionFailed,
     ProviderError,
     Unprocessable,
     ValidationFailed,
@@ -38,6 +37,7 @@ from salesplan.errors import (
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.responses import if_match_holds
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.calendar import (
     CalendarActionItem,
@@ -170,29 +170,61 @@ async def get_event(
     return event
 
 
-def _push(
-    url: str,
-    username: str,
-    password: str,
-    href: str,
-    etag: str | None,
-    uid: str,
-    changes: dict[str, Any],
-) -> tuple[str | None, str]:
-    """Blocking: fetch the object, edit it, PUT it back with If-Match. Answers (etag, ics)."""
-    calendar = CalDAVCalendar(url, username, password)
-    current = calendar.get(href)
+@dataclass(frozen=True)
+class _Target:
+    """What the provider write needs, read before the request's transaction ends."""
+
+    event_id: uuid.UUID
+    href: str
+    etag: str | None
+    uid: str
+    recurrence_key: str
+    start: datetime
+    end: datetime
+    url: str
+    username: str
+    password_encrypted: str
+
+
+def _push(target: _Target, password: str, changes: dict[str, Any]) -> tuple[str | None, str]:
+    """Blocking: fetch the object, edit it (the occurrence's override for one occurrence of a
+    recurring event), PUT it back with If-Match. Answers (etag, ics)."""
+    calendar = CalDAVCalendar(target.url, target.username, password)
+    current = calendar.get(target.href)
     if current is None:
-        raise PreconditionFailed("the event was deleted on the calendar server")
+        raise ChangedAtProvider("the event was deleted on the calendar server")
     server_etag, ics = current
-    if etag and server_etag and server_etag != etag:
-        raise PreconditionFailed("the event changed on the calendar server")
-    edited = apply_changes(ics, uid, changes)
-    new_etag = calendar.put(href, edited, etag or server_etag or None)
+    if target.etag and server_etag and server_etag != target.etag:
+        raise ChangedAtProvider("the event changed on the calendar server")
+    try:
+        edited = apply_changes(
+            ics,
+            target.uid,
+            changes,
+            recurrence_key=target.recurrence_key,
+            start=target.start,
+            end=target.end,
+        )
+    except OccurrenceMissing as exc:
+        raise ChangedAtProvider(str(exc)) from None
+    new_etag = calendar.put(target.href, edited, target.etag or server_etag or None)
     if not new_etag:
-        fetched = calendar.get(href)
+        fetched = calendar.get(target.href)
         new_etag = fetched[0] if fetched else None
     return new_etag, edited
+
+
+def event_tag(event: CalendarEvent) -> str:
+    """The event's ETag: the entity tag of its representation (`EventOut.etag`)."""
+    return EventOut.of(event).etag
+
+
+async def end_reads(session: AsyncSession) -> None:
+    """End the request's transaction before a provider call: nothing is written yet (only
+    reads happened), so nothing is lost, and no connection or lock is held while the provider
+    takes its time. The session begins a new transaction at its next statement."""
+    assert not (session.new or session.dirty or session.deleted), "writes before a provider call"
+    await session.rollback()
 
 
 async def update_event(
@@ -201,7 +233,11 @@ async def update_event(
     event_id: uuid.UUID,
     data: EventPatch,
     secret: bytes,
+    if_match: str | None = None,
 ) -> CalendarEvent:
+    """Push the change to the provider, then store what the provider now holds. The provider
+    is called with no database transaction open; the row is read again afterwards and written
+    only if no sync changed it meanwhile (else the newer row is answered as it is)."""
     sent = data.sent()
     reject_nulls(sent, ("title", "start", "end"))
     events = EventRepository(session, ctx)
@@ -210,11 +246,10 @@ async def update_event(
         raise Forbidden(
             "Only the owner of an event may update it.", details={"reason": "not_owner"}
         )
-    if event.recurrence_key:
-        raise Unprocessable(
-            "An occurrence of a recurring event cannot be updated through the API; "
-            "change the series in the calendar.",
-            details={"reason": "recurring_event"},
+    if if_match is not None and not if_match_holds(if_match, event_tag(event)):
+        raise PreconditionFailed(
+            "The event changed since the representation named by If-Match: read it again.",
+            details={"reason": "etag_mismatch"},
         )
     start = _aware(sent.get("start", event.start_at))
     end = _aware(sent.get("end", event.end_at))
@@ -229,12 +264,23 @@ async def update_event(
         changes["start"] = start
     if "end" in changes:
         changes["end"] = end
+    target = _Target(
+        event_id=event.id,
+        href=event.href,
+        etag=event.etag,
+        uid=event.uid,
+        recurrence_key=event.recurrence_key,
+        start=event.start_at,
+        end=event.end_at,
+        url=conn.url,
+        username=conn.username,
+        password_encrypted=conn.password_encrypted,
+    )
+    await end_reads(session)
     try:
-        password = decrypt_password(secret, conn.password_encrypted)
-        new_etag, ics = await asyncio.to_thread(
-            _push, conn.url, conn.username, password, event.href, event.etag, event.uid, changes
-        )
-    except PreconditionFailed as exc:
+        password = decrypt_password(secret, target.password_encrypted)
+        new_etag, ics = await asyncio.to_thread(_push, target, password, changes)
+    except ChangedAtProvider as exc:
         raise Conflict(
             f"The event was changed on the calendar server since the last sync: {exc}.",
             details={"reason": "etag_mismatch"},
@@ -244,25 +290,32 @@ async def update_event(
             f"The calendar server did not accept the update: {exc}",
             details={"reason": str(exc)},
         ) from None
-    # The provider accepted it: store what it now holds.
-    margin = timedelta(days=400)
+    # The provider accepted it: store what it now holds, on the row as it is now.
+    found = await session.scalars(
+        events.select().where(CalendarEvent.id == target.event_id).with_for_update()
+    )
+    event = found.one_or_none()  # type: ignore[assignment]
+    if event is None:
+        raise NotFound(
+            "Calendar event not found: it was removed while the calendar server was updated."
+        )
+    if event.etag != target.etag or event.href != target.href:
+        return event  # a sync stored the provider's newer state meanwhile
+    margin = timedelta(days=1)
+    window = (min(start, target.start) - margin, max(end, target.end) + margin)
     instances = [
-        i for i in parse_instances(ics, start - margin, end + margin) if i.uid == event.uid
+        i
+        for i in parse_instances(ics, *window)
+        if i.uid == target.uid and i.recurrence_key == target.recurrence_key
     ]
-    event.etag = new_etag
+    values: dict[str, Any] = {"etag": new_etag}
     if instances:
         inst = instances[0]
         links = await _account_links(
             session, event.organization_id, {a["email"] for a in inst.attendees}
         )
-        event.title = inst.title
-        event.description = inst.description
-        event.location = inst.location
-        event.start_at = inst.start
-        event.end_at = inst.end
-        event.all_day = inst.all_day
-        event.attendees = inst.attendees
-        event.account_id = link_account(inst, links)
+        values = event_values(inst, event.href, new_etag, links)
+    apply_values(event, values)
     event.updated_at = utcnow()
     await events.flush(event)
     return event

@@ -8,17 +8,25 @@ and the result is written in one short transaction.
 
 Incremental: with a sync token (RFC 6578) only the changed and deleted hrefs come back and only the
 changed objects are fetched; without one, a calendar-query of the window's ETags is compared with
-the stored ones. Each object is expanded to its instances in the window (past 30, next 90 days)."""
+the stored ones. Each object is expanded to its instances in the window (past 30, next 90 days).
+
+Identity (contract §12): an event is (connection, UID, RECURRENCE-ID). A changed object updates
+the rows of its instances in place (same id, so the artifacts and the feed thread stay); a row
+is removed only when its object is gone from the provider, or its instance no longer is in
+the object (an occurrence deleted, or moved out of the window)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.calendar.crypto import decrypt_password
@@ -49,20 +57,31 @@ class Pulled:
     """What one sync read from the server."""
 
     token: str | None
-    full: bool  # every href of the window is in `objects` (drop the others)
     objects: dict[str, tuple[str, list[Instance]]] = field(default_factory=dict)
-    deleted: set[str] = field(default_factory=set)
+    deleted: set[str] = field(default_factory=set)  # hrefs gone from the server
     transferred: int = 0
+    # Seconds spent: "listing" (the sync-collection or calendar-query REPORT), "fetch" (the
+    # multiget of the changed objects), "parse" (expanding them to instances).
+    timings: dict[str, float] = field(default_factory=dict)
 
 
-def pull(
-    calendar: CalDAVCalendar,
-    token: str | None,
-    known_etags: dict[str, str],
-    window: tuple[datetime, datetime],
-) -> Pulled:
-    """Blocking: read what changed since the last sync."""
-    start, end = window
+@dataclass
+class Listing:
+    """What the server says changed: `etags` names the changed hrefs (all of them when
+    `full`: then a stored href missing from it is gone)."""
+
+    token: str | None
+    etags: dict[str, str]
+    deleted: set[str]
+    full: bool
+    seconds: float = 0.0
+
+
+def list_changes(
+    calendar: CalDAVCalendar, token: str | None, window: tuple[datetime, datetime]
+) -> Listing:
+    """Blocking: the changes since `token` (RFC 6578), else a full listing."""
+    began = time.perf_counter()
     changes = None
     try:
         changes = calendar.sync_collection(token)
@@ -74,20 +93,70 @@ def pull(
             raise
         changes = None  # the server does not offer sync-collection: compare ETags
     if changes is not None and changes.token:
-        wanted = [h for h, etag in changes.changed.items() if known_etags.get(h) != etag]
-        pulled = Pulled(changes.token, full=token is None, deleted=set(changes.deleted))
+        listing = Listing(changes.token, changes.changed, set(changes.deleted), token is None)
     else:
-        etags = calendar.etags_in_window(start, end)
-        wanted = [h for h, etag in etags.items() if known_etags.get(h) != etag]
-        pulled = Pulled(None, full=False, deleted=set(known_etags) - set(etags))
-    for href, (etag, data) in calendar.multiget(wanted).items():
+        listing = Listing(None, calendar.etags_in_window(*window), set(), full=True)
+    listing.seconds = time.perf_counter() - began
+    return listing
+
+
+def fetch_changes(
+    calendar: CalDAVCalendar,
+    listing: Listing,
+    known_etags: dict[str, str],
+    window: tuple[datetime, datetime],
+) -> Pulled:
+    """Blocking: fetch and expand the listed objects whose ETag is not the stored one
+    (`known_etags`: href -> ETag, of every stored href when the listing is full)."""
+    start, end = window
+    deleted = set(listing.deleted)
+    if listing.full:
+        deleted |= set(known_etags) - set(listing.etags)
+    pulled = Pulled(listing.token, deleted=deleted)
+    wanted = [h for h, etag in listing.etags.items() if known_etags.get(h) != etag]
+    listed = time.perf_counter()
+    fetched = calendar.multiget(wanted)
+    parsing = time.perf_counter()
+    for href, (etag, data) in fetched.items():
         try:
             pulled.objects[href] = (etag, parse_instances(data, start, end))
         except Exception:  # one malformed object must not stop the sync
             log.warning("calendar object skipped: unparsable iCalendar data")
             pulled.objects[href] = (etag, [])
         pulled.transferred += 1
+    pulled.timings = {
+        "listing": listing.seconds,
+        "fetch": parsing - listed,
+        "parse": time.perf_counter() - parsing,
+    }
     return pulled
+
+
+def pull(
+    calendar: CalDAVCalendar,
+    token: str | None,
+    known_etags: dict[str, str],
+    window: tuple[datetime, datetime],
+) -> Pulled:
+    """Blocking: read what changed since the last sync (`known_etags`: every stored href)."""
+    return fetch_changes(calendar, list_changes(calendar, token, window), known_etags, window)
+
+
+async def known_etags(
+    session: AsyncSession, connection_id: uuid.UUID, hrefs: set[str] | None
+) -> dict[str, str]:
+    """href -> stored ETag, of the connection's rows (of `hrefs` only, when given: an
+    incremental sync needs the few it was told about, not all of them)."""
+    stmt = select(CalendarEvent.href, CalendarEvent.etag).where(
+        CalendarEvent.connection_id == connection_id
+    )
+    if hrefs is None:
+        return {href: etag or "" for href, etag in await session.execute(stmt.distinct())}
+    out: dict[str, str] = {}
+    for chunk in _chunks(hrefs):
+        rows = await session.execute(stmt.where(CalendarEvent.href.in_(chunk)))
+        out.update((href, etag or "") for href, etag in rows)
+    return out
 
 
 async def _account_links(
@@ -133,51 +202,102 @@ def link_account(instance: Instance, links: dict[str, uuid.UUID]) -> uuid.UUID |
     return None
 
 
-async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: Pulled) -> int:
-    """Write a pull into the events of `conn` (the caller commits)."""
-    stale = set(pulled.deleted) | set(pulled.objects)
-    if pulled.full:
-        stored = await session.scalars(
-            select(CalendarEvent.href).where(CalendarEvent.connection_id == conn.id).distinct()
-        )
-        stale |= set(stored) - set(pulled.objects)
-    for i in range(0, len(stale), 500):
-        chunk = sorted(stale)[i : i + 500]
-        await session.execute(
-            delete(CalendarEvent).where(
-                CalendarEvent.connection_id == conn.id, CalendarEvent.href.in_(chunk)
-            )
-        )
-    emails = {
-        a["email"] for _, insts in pulled.objects.values() for i in insts for a in i.attendees
+# Column limits (models/calendar.py): an object whose identity does not fit is skipped, a text
+# that does not fit is cut, so that one odd object never fails the whole sync.
+MAX_UID_BYTES = 1024
+MAX_HREF = 2048
+
+
+def event_values(
+    inst: Instance, href: str, etag: str | None, links: dict[str, uuid.UUID]
+) -> dict[str, Any]:
+    """The columns of an event row that the provider's instance decides."""
+    return {
+        "href": href,
+        "etag": etag if etag and len(etag) <= 255 else None,
+        "title": inst.title[:1024],
+        "description": inst.description,
+        "location": None if inst.location is None else inst.location[:1024],
+        "start_at": inst.start,
+        "end_at": inst.end,
+        "all_day": inst.all_day,
+        "attendees": inst.attendees,
+        "organizer_email": None if inst.organizer_email is None else inst.organizer_email[:320],
+        "account_id": link_account(inst, links),
     }
-    links = await _account_links(session, conn.organization_id, emails)
-    count = 0
+
+
+def apply_values(event: CalendarEvent, values: dict[str, Any]) -> bool:
+    """Set what differs (an unchanged row stays clean: no write, no feed update)."""
+    changed = False
+    for name, value in values.items():
+        if getattr(event, name) != value:
+            setattr(event, name, value)
+            changed = True
+    return changed
+
+
+def _chunks(values: Iterable[str], size: int = 500) -> list[list[str]]:
+    ordered = sorted(values)
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
+async def _rows_of(
+    session: AsyncSession, connection_id: uuid.UUID, hrefs: set[str], uids: set[str]
+) -> list[CalendarEvent]:
+    """The connection's rows of these hrefs or these UIDs."""
+    rows: dict[uuid.UUID, CalendarEvent] = {}
+    for column, values in ((CalendarEvent.href, hrefs), (CalendarEvent.uid, uids)):
+        for chunk in _chunks(values):
+            found = await session.scalars(
+                select(CalendarEvent).where(
+                    CalendarEvent.connection_id == connection_id, column.in_(chunk)
+                )
+            )
+            rows.update((r.id, r) for r in found)
+    return list(rows.values())
+
+
+async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: Pulled) -> int:
+    """Write a pull into the events of `conn` (the caller commits): each instance updates the
+    row of its (UID, RECURRENCE-ID) in place or adds one; the rows of the changed and deleted
+    hrefs that no instance claimed are removed. Answers how many instances were pulled."""
+    incoming: dict[tuple[str, str], tuple[str, str, Instance]] = {}
     for href, (etag, instances) in pulled.objects.items():
+        if len(href) > MAX_HREF:
+            log.warning("calendar object skipped: its href is too long")
+            continue
         for inst in instances:
+            if not inst.uid or len(inst.uid.encode()) > MAX_UID_BYTES:
+                log.warning("calendar object skipped: missing or overlong UID")
+                continue
+            incoming[(inst.uid, inst.recurrence_key)] = (href, etag, inst)
+    touched = set(pulled.deleted) | set(pulled.objects)
+    existing = await _rows_of(session, conn.id, touched, {uid for uid, _ in incoming})
+    by_key = {(r.uid, r.recurrence_key): r for r in existing}
+    emails = {a["email"] for _, _, inst in incoming.values() for a in inst.attendees}
+    links = await _account_links(session, conn.organization_id, emails)
+    for key, (href, etag, inst) in incoming.items():
+        values = event_values(inst, href, etag, links)
+        row = by_key.pop(key, None)
+        if row is None:
             session.add(
                 CalendarEvent(
                     organization_id=conn.organization_id,
                     connection_id=conn.id,
                     user_id=conn.user_id,
-                    href=href,
-                    etag=etag,
                     uid=inst.uid,
                     recurrence_key=inst.recurrence_key,
-                    title=inst.title,
-                    description=inst.description,
-                    location=inst.location,
-                    start_at=inst.start,
-                    end_at=inst.end,
-                    all_day=inst.all_day,
-                    attendees=inst.attendees,
-                    organizer_email=inst.organizer_email,
-                    account_id=link_account(inst, links),
+                    **values,
                 )
             )
-            count += 1
+        else:
+            apply_values(row, values)
+    for row in by_key.values():
+        if row.href in touched:  # its object is gone, or no longer holds this instance
+            await session.delete(row)
     await session.flush()
-    return count
+    return len(incoming)
 
 
 async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:
@@ -205,31 +325,41 @@ async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:
         return [c.id for c in rows]
 
 
-async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
-    """Sync one claimed connection; answers how many objects were transferred."""
+async def sync_connection(
+    ctx: WorkerContext, connection_id: uuid.UUID, timings: dict[str, float] | None = None
+) -> int:
+    """Sync one claimed connection; answers how many objects were transferred. `timings`, when
+    given, receives the seconds of each step (bench/calendar_sync.py prints them)."""
+    began = time.perf_counter()
     async with ctx.sessionmaker() as session:
         conn = await session.get(CalendarConnection, connection_id)
         if conn is None or conn.lease_owner != ctx.worker_id:
             return 0
         requested_at = conn.sync_requested_at
         token = conn.sync_token
-        rows = await session.execute(
-            select(CalendarEvent.href, CalendarEvent.etag)
-            .where(CalendarEvent.connection_id == conn.id)
-            .distinct()
-        )
-        known = {href: etag or "" for href, etag in rows}
         url, username, secret = conn.url, conn.username, conn.password_encrypted
         await session.rollback()  # no transaction open across the network calls
 
+    # Network calls in a thread, each with no transaction open; between them one short read of
+    # the stored ETags (of the listed hrefs only, unless the listing is full).
     error: str | None = None
     pulled: Pulled | None = None
+    known_seconds = 0.0
     try:
         password = decrypt_password(ctx.settings.signing_key, secret)
         calendar = CalDAVCalendar(url, username, password)
-        pulled = await asyncio.to_thread(pull, calendar, token, known, sync_window())
+        window = sync_window()
+        listing = await asyncio.to_thread(list_changes, calendar, token, window)
+        reading = time.perf_counter()
+        async with ctx.sessionmaker() as session:
+            known = await known_etags(
+                session, connection_id, None if listing.full else set(listing.etags)
+            )
+        known_seconds = time.perf_counter() - reading
+        pulled = await asyncio.to_thread(fetch_changes, calendar, listing, known, window)
     except (ProviderFailure, ValueError) as exc:
         error = str(exc)
+    network = time.perf_counter()
 
     async with ctx.sessionmaker() as session, session.begin():
         conn = await session.get(CalendarConnection, connection_id)
@@ -245,6 +375,13 @@ async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
         conn.lease_until = utcnow() + RETRY_AFTER_FAILURE if error else None
         if conn.sync_requested_at == requested_at:
             conn.sync_requested_at = None
+    if timings is not None:
+        timings["known"] = known_seconds
+        if pulled is not None:
+            timings.update(pulled.timings)
+            spent = sum(pulled.timings.values()) + known_seconds
+            timings["provider_other"] = network - began - spent
+        timings["store"] = time.perf_counter() - network
     if error:
         log.info("calendar sync of connection %s failed", connection_id)
     return pulled.transferred if pulled is not None else 0

@@ -61,6 +61,14 @@ def tag_matches(if_none_match: str | None, tag: str) -> bool:
     return any(part.strip().removeprefix("W/") == wanted for part in if_none_match.split(","))
 
 
+def if_match_holds(if_match: str, tag: str) -> bool:
+    """RFC 9110 §13.1.1: `*` (the resource exists), or a listed tag equal to `tag` under the
+    strong comparison (a weak tag never matches)."""
+    if if_match.strip() == "*":
+        return True
+    return any(part.strip() == tag for part in if_match.split(",")) and not tag.startswith("W/")
+
+
 def revalidated_json(body: Any, if_none_match: str | None) -> Response:
     """`json_response(body)` with an ETag of its bytes; a 304 without a body when the client's
     If-None-Match already names them (a read whose rows are cheap to fetch again, where the

@@ -36,12 +36,16 @@ class CalendarConnection(IdMixin, TenantMixin, TimestampMixin, Base):
 
 class CalendarEvent(IdMixin, TenantMixin, TimestampMixin, Base):
     """One occurrence of a calendar object: a recurring event is stored once per instance in the
-    sync window (`recurrence_key` = the instance's original start, "" for a single event)."""
+    sync window (`recurrence_key` = the instance's RECURRENCE-ID, its original start; "" for a
+    single event). Its identity is the provider's: (connection, UID, RECURRENCE-ID). A change at
+    the provider updates the row in place (same id, artifacts kept); `href` is only where the
+    object lives now."""
 
     __tablename__ = "calendar_events"
     __display_name__ = "Calendar event"
     __table_args__ = (
-        UniqueConstraint("connection_id", "href", "recurrence_key"),
+        UniqueConstraint("connection_id", "uid", "recurrence_key"),
+        Index("ix_calendar_events_connection_href", "connection_id", "href"),
         Index("ix_calendar_events_org_user_start", "organization_id", "user_id", "start_at"),
     )
 
