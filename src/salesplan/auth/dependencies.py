@@ -206,16 +206,23 @@ def public(group: Literal["foundation"] = "foundation") -> dict[str, Any]:
     return {"x-scopes": [], "x-rate-limit-group": group, "x-public": True}
 
 
-def limit_by_ip(endpoint: str, refusal: Callable[[RateLimited], Exception] | None = None) -> Any:
+def limit_by_ip(
+    endpoint: str,
+    refusal: Callable[[RateLimited], Exception] | None = None,
+    *,
+    per_minute: Callable[[Any], int] | None = None,
+) -> Any:
     """A dependency for unauthenticated endpoints: spend one unit of the per-IP limit.
     `refusal` turns the 429 into the endpoint's own error shape (OAuth answers RFC 6749 bodies);
-    without it the ErrorEnvelope is raised."""
+    without it the ErrorEnvelope is raised. `per_minute(settings)` is the endpoint's own limit
+    (default: `ip_rate_limit_per_minute`)."""
 
     async def dependency(request: Request) -> None:
         limiter: RateLimiter = request.app.state.rate_limiter
         ip = request.client.host if request.client else "unknown"
+        limit = per_minute(request.app.state.settings) if per_minute is not None else None
         try:
-            usage = await limiter.consume_ip(ip, endpoint)
+            usage = await limiter.consume_ip(ip, endpoint, limit)
         except RateLimited as exc:
             if refusal is None:
                 raise
