@@ -45,7 +45,7 @@ async def test_tracking_links_are_limited_per_ip(settings) -> None:
         assert response.headers["x-ratelimit-limit"] == "3"
         assert response.headers["x-ratelimit-remaining"] == "0"
         # Another address has its own bucket (the limit is per IP, not global).
-        transport = client._transport  # noqa: SLF001 - same app, another client address
+        transport = client._transport  # same app, another client address
         transport.client = ("198.51.100.7", 1234)  # type: ignore[attr-defined]
         other = await client.get(f"/t/o/{uuid.uuid4()}/x.gif")
         assert other.status_code == 404
