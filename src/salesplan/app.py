@@ -231,6 +231,9 @@ async def _frozen_startup_heap(_app: FastAPI) -> AsyncIterator[None]:
 
 def create_served_app() -> FastAPI:
     """The app as `salesplan serve` runs it in each worker process."""
+    from salesplan import accesslog
+
+    accesslog.install()  # each worker process, after uvicorn configured its logging
     app = create_app()
     app.state.lifespan_hooks.append(_frozen_startup_heap)
     return app

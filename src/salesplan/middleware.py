@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from salesplan.accesslog import redact_path
 from salesplan.db import RETRY_AFTER_SECONDS, AdmissionGate, DatabaseHealth, database_unavailable
 from salesplan.errors import PayloadTooLarge, error_body
 
@@ -309,7 +310,7 @@ class RequestMiddleware:
             log.exception(
                 "unhandled error in %s %s (requestId %s)",
                 scope.get("method"),
-                scope.get("path"),
+                redact_path(scope.get("path", "")),
                 request_id,
                 extra={"request_id": request_id},
             )

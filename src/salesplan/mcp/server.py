@@ -243,9 +243,7 @@ class McpSessions:
         if not 0 <= time.time() - issued < SESSION_MAX_AGE:
             return False
         mac = session_id.rsplit(".", 1)[1]
-        return hmac.compare_digest(
-            mac.encode(), self._mac(nonce, str(issued), principal).encode()
-        )
+        return hmac.compare_digest(mac.encode(), self._mac(nonce, str(issued), principal).encode())
 
     @staticmethod
     def _ended_key(session_id: str) -> str:
