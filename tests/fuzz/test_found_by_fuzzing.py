@@ -14,3 +14,40 @@ async def test_analytics_dates_at_the_ends_of_the_calendar_are_a_400_not_a_500(
     resp = await client.get(f"/api/v1/engage/analytics?{query}", headers=actor.in_org())
     assert resp.status_code == 400, resp.text
     assert resp.json()["error"]["code"] == "validation_error"
+
+
+async def _document(client) -> dict:
+    resp = await client.get("/api/v1/openapi.json")
+    assert resp.status_code == 200
+    return resp.json()
+
+
+async def test_an_empty_cursor_with_page_is_no_cursor_on_every_list(client, actor, db) -> None:
+    """Issue 27 item 9: `cursor=` (empty) with `page` was refused on 29 lists; an empty cursor
+    is no cursor, so page mode (contract §4)."""
+    doc = await _document(client)
+    lists = [
+        path
+        for path, item in doc["paths"].items()
+        if "{" not in path
+        and {"cursor", "page"} <= {p["name"] for p in item.get("get", {}).get("parameters", [])}
+        and not any(p.get("required") for p in item["get"].get("parameters", []))
+    ]
+    assert len(lists) >= 15, lists
+    for path in lists:
+        resp = await client.get(f"{path}?cursor=&page=1&pageSize=5", headers=actor.in_org())
+        assert resp.status_code == 200, f"{path}: {resp.text}"
+        pagination = resp.json()["pagination"]
+        assert pagination["page"] == 1 and pagination["pageSize"] == 5, path
+    # The inbox has a parser of its own (cursor mode by default, contract §11).
+    from tests.fixtures.crm import make_account
+
+    account, _ = await make_account(db, actor.org.id)
+    resp = await client.get(
+        f"/api/v1/accounts/{account.id}/inbox?cursor=&page=1", headers=actor.in_org()
+    )
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["pagination"]["page"] == 1
+    # A real cursor with page is still the contract's 400.
+    resp = await client.get("/api/v1/accounts?cursor=abc&page=1", headers=actor.in_org())
+    assert resp.status_code == 400
