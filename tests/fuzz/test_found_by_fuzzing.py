@@ -51,3 +51,43 @@ async def test_an_empty_cursor_with_page_is_no_cursor_on_every_list(client, acto
     # A real cursor with page is still the contract's 400.
     resp = await client.get("/api/v1/accounts?cursor=abc&page=1", headers=actor.in_org())
     assert resp.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "to=0",
+        "from=0",
+        "to=1700000000",
+        "to=2026-01-05T00:00:00",
+        "to=%D9%A2%D9%A0%D9%A2%D9%A6-01-05",  # Arabic-Indic digits
+        "to=2026-02-30",
+    ],
+)
+async def test_analytics_dates_must_be_real_dates(client, actor, query: str) -> None:
+    """Issue 27 item 9: `to=0` was taken as 1970-01-01 (pydantic reads a number as Unix
+    seconds); contract §1: dates are `YYYY-MM-DD`."""
+    resp = await client.get(f"/api/v1/engage/analytics?{query}", headers=actor.in_org())
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    assert error["code"] == "validation_error"
+    assert error["details"]["errors"][0]["location"][0] == "query"
+
+
+async def test_dates_are_real_dates_in_every_query_and_body(client, actor) -> None:
+    """The same date type everywhere: plans' `dueBefore`, bodies' `closeDate`/`targetDate`."""
+    resp = await client.get("/api/v1/tasks?dueBefore=0", headers=actor.in_org())
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["error"]["details"]["errors"][0]["location"] == ["query", "dueBefore"]
+    resp = await client.post(
+        "/api/v1/opportunities",
+        json={"name": "Deal", "closeDate": 0},
+        headers=actor.in_org(),
+    )
+    assert resp.status_code == 400, resp.text
+    locations = [e["location"] for e in resp.json()["error"]["details"]["errors"]]
+    assert ["body", "closeDate"] in locations
+    ok = await client.get(
+        "/api/v1/engage/analytics?from=2026-01-01&to=2026-01-31", headers=actor.in_org()
+    )
+    assert ok.status_code == 200, ok.text
