@@ -91,3 +91,36 @@ async def test_dates_are_real_dates_in_every_query_and_body(client, actor) -> No
         "/api/v1/engage/analytics?from=2026-01-01&to=2026-01-31", headers=actor.in_org()
     )
     assert ok.status_code == 200, ok.text
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [("/api/v1/accounts/bulk", "accounts"), ("/api/v1/engage/campaigns/bulk", "campaigns")],
+)
+@pytest.mark.parametrize("item", [5, "x", None, [], True])
+async def test_a_bulk_item_that_is_not_an_object_is_a_400_for_the_call(
+    client, actor, path: str, key: str, item
+) -> None:
+    """Issue 27 item 9: bulk endpoints answered 207 to non-object items. A row is an object
+    (the document says so); an item that is not one makes the request invalid, and nothing is
+    created (a valid object row beside it included)."""
+    rows = [{"name": "Valid row"}, item]
+    resp = await client.post(path, json={key: rows}, headers=actor.in_org())
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    assert error["code"] == "validation_error"
+    assert ["body", key, 1] in [e["location"][:3] for e in error["details"]["errors"]]
+    listed = await client.get(path.rsplit("/", 1)[0], headers=actor.in_org())
+    assert listed.json()["data"] == []
+
+
+async def test_an_invalid_object_row_is_still_that_rows_400_in_the_207(client, actor) -> None:
+    resp = await client.post(
+        "/api/v1/accounts/bulk",
+        json={"accounts": [{"name": "Valid row"}, {"name": 5}]},
+        headers=actor.in_org(),
+    )
+    assert resp.status_code == 207, resp.text
+    body = resp.json()
+    assert [r["status"] for r in body["results"]] == [201, 400]
+    assert body["created"] == 1 and body["failed"] == 1
