@@ -34,6 +34,11 @@ class FuzzResult:
     requests: int = 0
     findings: list[str] = field(default_factory=list)
     statuses: dict[int, int] = field(default_factory=dict)
+    # Stateful phase: steps that followed a link, and those whose values came from an earlier
+    # response (a real id) rather than being generated.
+    linked: int = 0
+    linked_applied: int = 0
+    links: int = 0
 
     @property
     def distinct(self) -> list[str]:
@@ -44,10 +49,28 @@ class FuzzResult:
         return sum(count for status, count in self.statuses.items() if status >= 500)
 
     def summary(self) -> str:
+        linked = (
+            f", {self.linked} steps followed one of {self.links} links "
+            f"({self.linked_applied} with values from an earlier response)"
+            if self.links
+            else ""
+        )
         return (
             f"schemathesis (all checks): {self.requests} requests, "
-            f"{self.server_errors} 5xx, {len(self.distinct)} distinct findings"
+            f"{self.server_errors} 5xx, {len(self.distinct)} distinct findings{linked}"
         )
+
+    def record(self, case: Any, response: Any) -> None:
+        """Count the response and run every check on it (see `unknowable_refusal`)."""
+        self.requests += 1
+        self.statuses[response.status_code] = self.statuses.get(response.status_code, 0) + 1
+        excluded = []
+        if unknowable_refusal(case, response):
+            excluded = [schemathesis.checks.positive_data_acceptance]
+        try:
+            case.validate_response(response, excluded_checks=excluded)
+        except (AssertionError, BaseExceptionGroup) as exc:  # FailureGroup: all checks
+            self.findings.extend(_finding(case, response, exc))
 
 
 def _error(response: Any) -> dict[str, Any] | None:
@@ -123,16 +146,55 @@ def fuzz(settings: Any, headers: dict[str, str], examples: int) -> FuzzResult:
             derandomize=True,
         )
         def run(case: Any) -> None:
-            result.requests += 1
-            response = case.call(headers=headers)
-            result.statuses[response.status_code] = result.statuses.get(response.status_code, 0) + 1
-            excluded = []
-            if unknowable_refusal(case, response):
-                excluded = [schemathesis.checks.positive_data_acceptance]
-            try:
-                case.validate_response(response, excluded_checks=excluded)
-            except (AssertionError, BaseExceptionGroup) as exc:  # FailureGroup: all checks
-                result.findings.extend(_finding(case, response, exc))
+            result.record(case, case.call(headers=headers))
 
         run()
+    return result
+
+
+def links_of(schema: Any) -> int:
+    """How many links the document has once schemathesis inferred them (it adds links from
+    its analysis of which response fields feed which parameters: ids created by one operation
+    used in the path of the next)."""
+    count = 0
+    for operation_result in schema.get_all_operations():
+        responses = operation_result.ok().definition.raw.get("responses", {})
+        count += sum(len((r or {}).get("links") or {}) for r in responses.values())
+    return count
+
+
+def stateful(settings: Any, headers: dict[str, str], scenarios: int, steps: int) -> FuzzResult:
+    """Schemathesis' stateful phase: `scenarios` sequences of up to `steps` calls, each call
+    chosen among the links of the previous response (create an account, then read, update,
+    archive it, add its contacts, …), so that ids are real and the checks reach past the 404
+    of a random id; every response gets all checks, as in `fuzz`. Derandomized."""
+    app = create_app(settings)
+    schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", app)
+    result = FuzzResult()
+    machine = schema.as_state_machine()
+    result.links = links_of(schema)
+
+    class Workflow(machine):  # type: ignore[misc,valid-type]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": headers}
+
+        def step(self, input: Any) -> Any:
+            if input.transition is not None:
+                result.linked += 1
+                result.linked_applied += bool(input.is_applied)
+            return super().step(input)
+
+        def validate_response(self, response: Any, case: Any, *args: Any, **kwargs: Any) -> None:
+            result.record(case, response)
+
+    Workflow.run(
+        settings=hypothesis.settings(
+            max_examples=scenarios,
+            stateful_step_count=steps,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=True,
+        )
+    )
     return result
