@@ -46,6 +46,7 @@ async def test_stateful_sequences_answer_no_5xx_and_agree_with_the_document(
     result = await asyncio.to_thread(stateful, fuzz_settings, actor.in_org(), SCENARIOS, 10)
     print(f"\n{result.summary()} in {time.monotonic() - started:.0f} s (stateful)")
     print("statuses:", dict(sorted(result.statuses.items())))
+    print("\n".join(result.distinct))
     assert result.links > 100  # the inferred links exist: the phase is really stateful
     assert result.linked > 0
     assert result.server_errors == 0, result.distinct

@@ -198,6 +198,13 @@ REDIRECT_URIS = [
     "http://localhost:65535/cb",
     "http://LOCALHOST/cb",
     "http://localhost/cb\n",
+    # Found by make fuzz: control characters Python's `\s` counts as space and ECMA's does not.
+    "vscode://.S308ab8ezw6CYF8M?\u0101v\x1d\x8b",
+    "vscode://8br?\u00df0\x80\x1fJ",
+    "https://app.example.com/cb?x=\x85",
+    "https://app.example.com/cb?x=\u3000",
+    "https://app.example.com/cb?x=\x7f",
+    "https://app.example.com/cb\ty",
 ]
 
 
