@@ -14,6 +14,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from salesplan import API_PREFIX, __version__
+from salesplan.auth.dependencies import authorize_before_bodies
 from salesplan.config import Settings
 from salesplan.db import (
     DatabaseHealth,
@@ -28,7 +29,7 @@ from salesplan.kit import fastparams
 from salesplan.kit.pagination import CursorCodec
 from salesplan.middleware import RequestMiddleware, install_route_index
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
-from salesplan.openapi import build_openapi, collect_requirements
+from salesplan.openapi import build_openapi, collect_requirements, requirement_of
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import build_policy
 from salesplan.ratelimit.store import MemoryStore, RateLimitStore
@@ -192,6 +193,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.requirements = collect_requirements([router for _, router, _ in routers])
     for prefix, router, in_schema in routers:
         include_flat(app, router, API_PREFIX + prefix, in_schema=in_schema)
+    # Contract §12: authentication before the body is read, for every operation with a body.
+    authorize_before_bodies(app.router.routes, requirement_of)
 
     if settings.bench_routes:
         from starlette.responses import JSONResponse
@@ -228,6 +231,9 @@ async def _frozen_startup_heap(_app: FastAPI) -> AsyncIterator[None]:
 
 def create_served_app() -> FastAPI:
     """The app as `salesplan serve` runs it in each worker process."""
+    from salesplan import accesslog
+
+    accesslog.install()  # each worker process, after uvicorn configured its logging
     app = create_app()
     app.state.lifespan_hooks.append(_frozen_startup_heap)
     return app

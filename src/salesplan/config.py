@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     rate_limits: dict[str, dict[str, int | None]] = Field(default_factory=dict)
     rate_limits_enabled: bool = True
     ip_rate_limit_per_minute: int = 30
+    # Tracking links (`/t/…`: open pixels, clicks, unsubscribe) per client IP and minute: higher
+    # than the OAuth endpoints' (mail providers fetch pixels through a few proxy addresses).
+    tracking_rate_limit_per_minute: int = 600
     # Comma-separated IPs or networks of reverse proxies whose X-Forwarded-For/-Proto are
     # believed (per-IP limits). Empty: forwarded headers are ignored, the peer is the client.
     trusted_proxies: str = ""

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from salesplan.accesslog import redact_path
 from salesplan.db import RETRY_AFTER_SECONDS, AdmissionGate, DatabaseHealth, database_unavailable
 from salesplan.errors import PayloadTooLarge, error_body
 
@@ -30,22 +31,59 @@ def body_limit_for(path: str) -> int:
     return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
 
 
+def _literals(template: str) -> tuple[bool, ...]:
+    """Which segments of a route's path are literal (`/plans/{planId}/milestones/reorder`:
+    True, True, True, False, True, True)."""
+    return tuple("{" not in segment for segment in template.split("/"))
+
+
 def methods_of_path(routes: Iterable[BaseRoute], scope: Scope) -> set[str] | None:
     """The methods the routes answer on this request's path, or None when no route has it.
 
-    A route with a fixed path (`/accounts/bulk`) owns its path: a route with a parameter
-    (`/accounts/{accountId}`) that also matches it does not add its methods, so that a wrong
-    method on a fixed path is a 405 instead of a parameter route's validation error."""
-    fixed: set[str] = set()
-    templated: set[str] = set()
+    The most literal routes that match own the path: a route with a literal segment
+    (`/accounts/bulk`, `/plans/{planId}/milestones/reorder`) where another has a parameter
+    (`/accounts/{accountId}`, `…/milestones/{milestoneId}`) hides the other's methods, so that
+    a wrong method on its path is a 405 instead of the parameter route's validation error.
+    Literal-ness is compared segment by segment from the left."""
+    best: tuple[bool, ...] | None = None
+    found: set[str] = set()
     path = scope.get("path", "")
     for route in routes:
         methods = getattr(route, "methods", None)
         regex = getattr(route, "path_regex", None)
         if not methods or regex is None or not regex.match(path):
             continue
-        (templated if "{" in getattr(route, "path", "") else fixed).update(methods)
-    return _allowed(fixed or templated)
+        literals = _literals(getattr(route, "path", ""))
+        if best is None or literals > best:
+            best, found = literals, set(methods)
+        elif literals == best:
+            found.update(methods)
+    return _allowed(found)
+
+
+def shadowing(routes: list[BaseRoute]) -> list[Route]:
+    """The routes with a parameter that hide another route of `routes` on their paths: same
+    length, a literal segment where the other has a parameter, the other's literals equal.
+    A request whose path one of them matches gets its method checked against the owners of
+    the path (`methods_of_path`) before routing, which would pick the other route."""
+    found: list[Route] = []
+    for route in routes:
+        if not isinstance(route, Route) or not route.methods or "{" not in route.path:
+            continue
+        mine = route.path.split("/")
+        for other in routes:
+            if other is route or not isinstance(other, Route) or not other.methods:
+                continue
+            theirs = other.path.split("/")
+            if len(theirs) != len(mine):
+                continue
+            pairs = list(zip(theirs, mine, strict=True))
+            if all("{" in t or t == m for t, m in pairs) and any(
+                "{" in t and "{" not in m for t, m in pairs
+            ):
+                found.append(route)
+                break
+    return found
 
 
 def _allowed(found: set[str]) -> set[str] | None:
@@ -155,6 +193,7 @@ class IndexedRouting:
         self.router = router
         self.full: ASGIApp = router.middleware_stack
         self._views: dict[int, Any] = {}
+        self._shadowing: dict[int, list[Route]] = {}
         self._index: RouteIndex | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -163,13 +202,20 @@ class IndexedRouting:
             return
         index = route_index(self.router)
         if index is not self._index:
-            self._index, self._views = index, {}
+            self._index, self._views, self._shadowing = index, {}, {}
         candidates = index.candidates(scope["path"])
         view = self._views.get(id(candidates))
         if view is None:
             view = copy.copy(self.router)
             view.routes = [*candidates, _Unmatched(self.router, self.full)]
             self._views[id(candidates)] = view
+            self._shadowing[id(candidates)] = shadowing(candidates)
+        for route in self._shadowing[id(candidates)]:
+            if route.path_regex.match(scope["path"]):
+                allowed = index.allowed(scope)
+                if allowed is not None and scope["method"] not in allowed:
+                    raise HTTPException(405, headers={"Allow": ", ".join(sorted(allowed))})
+                break
         await view.app(scope, receive, send)
 
 
@@ -309,7 +355,7 @@ class RequestMiddleware:
             log.exception(
                 "unhandled error in %s %s (requestId %s)",
                 scope.get("method"),
-                scope.get("path"),
+                redact_path(scope.get("path", "")),
                 request_id,
                 extra={"request_id": request_id},
             )

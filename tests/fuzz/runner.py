@@ -25,6 +25,7 @@ from typing import Any
 import hypothesis
 import schemathesis
 from hypothesis import HealthCheck, given
+from hypothesis.errors import Flaky
 
 from salesplan.app import create_app
 
@@ -34,6 +35,13 @@ class FuzzResult:
     requests: int = 0
     findings: list[str] = field(default_factory=list)
     statuses: dict[int, int] = field(default_factory=dict)
+    # Stateful phase: steps that followed a link, and those whose values came from an earlier
+    # response (a real id) rather than being generated.
+    linked: int = 0
+    linked_applied: int = 0
+    links: int = 0
+    scenarios: int = 0
+    restarts: int = 0
 
     @property
     def distinct(self) -> list[str]:
@@ -44,10 +52,32 @@ class FuzzResult:
         return sum(count for status, count in self.statuses.items() if status >= 500)
 
     def summary(self) -> str:
+        linked = (
+            f", {self.scenarios} sequences, {self.linked} steps followed one of {self.links} "
+            f"links ({self.linked_applied} with values from an earlier response)"
+            if self.links
+            else ""
+        )
+        restarts = f", {self.restarts} restarts after Flaky" if self.restarts else ""
         return (
             f"schemathesis (all checks): {self.requests} requests, "
-            f"{self.server_errors} 5xx, {len(self.distinct)} distinct findings"
+            f"{self.server_errors} 5xx, {len(self.distinct)} distinct findings{linked}{restarts}"
         )
+
+    def record(
+        self, case: Any, response: Any, linked: set[tuple[str, str | None]] | None = None
+    ) -> None:
+        """Count the response and run every check on it (see `unknowable_refusal`, and
+        `refused_link_values` for `linked`, the parameters a link filled)."""
+        self.requests += 1
+        self.statuses[response.status_code] = self.statuses.get(response.status_code, 0) + 1
+        excluded = []
+        if unknowable_refusal(case, response) or refused_link_values(response, linked or set()):
+            excluded = [schemathesis.checks.positive_data_acceptance]
+        try:
+            case.validate_response(response, excluded_checks=excluded)
+        except (AssertionError, BaseExceptionGroup) as exc:  # FailureGroup: all checks
+            self.findings.extend(_finding(case, response, exc))
 
 
 def _error(response: Any) -> dict[str, Any] | None:
@@ -80,6 +110,25 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     if all(location == ["query", "cursor"] for location in locations):
         return True
     return all(location in (["query", "from"], ["query", "to"]) for location in locations)
+
+
+def refused_link_values(response: Any, linked: set[tuple[str, str | None]]) -> bool:
+    """A 400 naming only parameters that a link filled from an earlier response (stateful
+    phase): those values were not generated from the parameter's schema, so their refusal is
+    no "valid data rejected". The inferred links are guesses (a `name` fed to a `contactId`);
+    an id a link carries correctly is valid and accepted. `linked` holds (location, name)
+    pairs; a name of None is the whole body."""
+    if not linked or response.status_code != 400:
+        return False
+    error = _error(response)
+    if error is None or error.get("code") != "validation_error":
+        return False
+    for location in _locations(error):
+        where = str(location[0]) if location else ""
+        name = str(location[1]) if len(location) > 1 else None
+        if (where, name) not in linked and (where, None) not in linked:
+            return False
+    return True
 
 
 def _reason(response: Any) -> str:
@@ -123,16 +172,78 @@ def fuzz(settings: Any, headers: dict[str, str], examples: int) -> FuzzResult:
             derandomize=True,
         )
         def run(case: Any) -> None:
-            result.requests += 1
-            response = case.call(headers=headers)
-            result.statuses[response.status_code] = result.statuses.get(response.status_code, 0) + 1
-            excluded = []
-            if unknowable_refusal(case, response):
-                excluded = [schemathesis.checks.positive_data_acceptance]
-            try:
-                case.validate_response(response, excluded_checks=excluded)
-            except (AssertionError, BaseExceptionGroup) as exc:  # FailureGroup: all checks
-                result.findings.extend(_finding(case, response, exc))
+            result.record(case, case.call(headers=headers))
 
         run()
+    return result
+
+
+def links_of(schema: Any) -> int:
+    """How many links the document has once schemathesis inferred them (it adds links from
+    its analysis of which response fields feed which parameters: ids created by one operation
+    used in the path of the next)."""
+    count = 0
+    for operation_result in schema.get_all_operations():
+        responses = operation_result.ok().definition.raw.get("responses", {})
+        count += sum(len((r or {}).get("links") or {}) for r in responses.values())
+    return count
+
+
+def stateful(settings: Any, headers: dict[str, str], scenarios: int, steps: int) -> FuzzResult:
+    """Schemathesis' stateful phase: `scenarios` sequences of up to `steps` calls, each call
+    chosen among the links of the previous response (create an account, then read, update,
+    archive it, add its contacts, …), so that ids are real and the checks reach past the 404
+    of a random id; every response gets all checks, as in `fuzz`.
+
+    As schemathesis' own runner does: generation only (no replay or shrinking: the server's
+    state moves on between scenarios, so a replayed sequence takes other links and Hypothesis
+    calls that `Flaky`), and a `Flaky` restarts the remaining scenarios with the next seed (seeds
+    1, 2, …: the same requests on every run)."""
+    app = create_app(settings)
+    schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", app)
+    result = FuzzResult()
+    machine = schema.as_state_machine()
+    result.links = links_of(schema)
+
+    class Workflow(machine):  # type: ignore[misc,valid-type]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": headers}
+
+        linked: set[tuple[str, str | None]] = set()
+
+        def step(self, input: Any) -> Any:
+            self.linked = {
+                (str(getattr(location, "value", location)), name)
+                for location, name in input.applied_parameters
+            }
+            if input.transition is not None:
+                result.linked += 1
+                result.linked_applied += bool(input.is_applied)
+            return super().step(input)
+
+        def validate_response(self, response: Any, case: Any, *args: Any, **kwargs: Any) -> None:
+            result.record(case, response, self.linked)
+
+        def teardown(self) -> None:
+            result.scenarios += 1
+            super().teardown()
+
+    seed = 0
+    while result.scenarios < scenarios and seed < 20:
+        seed += 1
+        try:
+            hypothesis.seed(seed)(Workflow).run(
+                settings=hypothesis.settings(
+                    max_examples=scenarios - result.scenarios,
+                    stateful_step_count=steps,
+                    phases=[hypothesis.Phase.generate],
+                    deadline=None,
+                    database=None,
+                    suppress_health_check=list(HealthCheck),
+                )
+            )
+        except Flaky:
+            result.restarts += 1
+            continue
+        break
     return result

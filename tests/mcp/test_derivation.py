@@ -3,6 +3,7 @@ route declaration, and a call runs the route (its validation, service and body).
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Annotated, Any
 
@@ -19,7 +20,8 @@ from salesplan.kit.pagination import ListParams, list_params
 from salesplan.kit.tools import as_tool, tool_options
 from salesplan.mcp.derive import derive, flagged_routes, requirement_of
 from salesplan.mcp.registry import TOOLS, input_schema
-from salesplan.mcp.server import McpSessions
+from salesplan.mcp.server import SESSION_MAX_AGE, McpSessions
+from salesplan.ratelimit.store import MemoryStore
 from tests.fixtures.factories import make_actor
 from tests.mcp.conftest import body, connect, error
 from tests.mcp.test_http import INITIALIZE, MCP_HEADERS, bearer
@@ -153,16 +155,29 @@ def _principal() -> Principal:
 
 
 def test_session_ids_are_bound_to_the_token_that_opened_them():
-    sessions = McpSessions(b"key")
+    sessions = McpSessions(b"key", MemoryStore())
     owner, other = _principal(), _principal()
     session_id = sessions.open(owner)
     assert sessions.owned(session_id, owner)
     assert not sessions.owned(session_id, other)
-    assert not McpSessions(b"another key").owned(session_id, owner)
-    nonce, _, mac = session_id.partition(".")
-    assert not sessions.owned(f"{nonce}.{'0' * len(mac)}", owner)
+    assert not McpSessions(b"another key", MemoryStore()).owned(session_id, owner)
+    nonce, issued, mac = session_id.split(".")
+    assert not sessions.owned(f"{nonce}.{issued}.{'0' * len(mac)}", owner)
+    # The issue time is under the mac: an old id cannot be made young again.
+    assert not sessions.owned(f"{nonce}.{int(issued) + 1}.{mac}", owner)
+    assert not sessions.owned(f"{nonce}.{mac}", owner)
     assert not sessions.owned(nonce, owner)
+    assert not sessions.owned(f"{nonce}.\u0661.{mac}", owner)
     assert sessions.open(owner) != session_id
+
+
+def test_session_ids_expire(monkeypatch):
+    sessions = McpSessions(b"key", MemoryStore())
+    owner = _principal()
+    session_id = sessions.open(owner)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + SESSION_MAX_AGE + 1)
+    assert not sessions.owned(session_id, owner)
 
 
 async def test_an_unknown_session_id_is_404(mcp, db):

@@ -214,3 +214,27 @@ async def test_tokens_are_resolved_for_the_mcp_audience(mcp, db):
         assert set(audiences) == {"mcp"}
     finally:
         _resolvers.pop(prefix, None)
+
+
+async def test_delete_ends_the_session(mcp, db):
+    """Contract §12: after `DELETE /mcp` the session id is refused (404 "Session not found",
+    as for an unknown id), whatever the method; the token itself keeps working."""
+    actor = await make_actor(db)
+    resp = await post(mcp.url, INITIALIZE, bearer(actor.key))
+    session = {
+        "Mcp-Session-Id": resp.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    assert (await post(mcp.url, listing, bearer(actor.key) | session)).status_code == 200
+    async with httpx2.AsyncClient() as http:
+        ended = await http.delete(mcp.url, headers=MCP_HEADERS | bearer(actor.key) | session)
+        assert ended.status_code == 200
+        again = await http.delete(mcp.url, headers=MCP_HEADERS | bearer(actor.key) | session)
+    assert again.status_code == 404
+    refused = await post(mcp.url, listing, bearer(actor.key) | session)
+    assert refused.status_code == 404
+    assert refused.json()["error"]["message"] == "Session not found"
+    fresh = await post(mcp.url, INITIALIZE, bearer(actor.key))
+    assert fresh.status_code == 200
+    assert fresh.headers["mcp-session-id"] != session["Mcp-Session-Id"]

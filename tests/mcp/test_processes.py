@@ -266,3 +266,32 @@ async def test_session_less_clients_are_remembered_per_token_across_processes(cl
             accounts = body(await client.call_tool("listAccounts", {}))
             assert [a["name"] for a in accounts["data"]] == ["Beta account"]
     assert tool_backends(cluster.proxy, "listAccounts") == {0, 1}
+
+
+async def test_a_session_ended_by_delete_is_refused_on_every_process(cluster, db):
+    """Contract §12: `DELETE /mcp` ends the session; its id is refused afterwards by every
+    process (the mark is in the shared store), while a new session of the token works."""
+    orgs = await two_orgs(db)
+    auth = {"Authorization": f"Bearer {orgs.key}"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    async with httpx.AsyncClient(timeout=30) as http:
+        init = await http.post(cluster.url, json=INITIALIZE, headers=MCP_HEADERS | auth)
+        assert init.status_code == 200
+        session = {
+            "Mcp-Session-Id": init.headers["mcp-session-id"],
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        alive = await http.post(cluster.url, json=listing, headers=MCP_HEADERS | session | auth)
+        assert alive.status_code == 200
+        ended = await http.delete(cluster.url, headers=MCP_HEADERS | session | auth)
+        assert ended.status_code == 200
+        statuses = []
+        for _ in range(4):
+            resp = await http.post(cluster.url, json=listing, headers=MCP_HEADERS | session | auth)
+            statuses.append(resp.status_code)
+        again = await http.delete(cluster.url, headers=MCP_HEADERS | session | auth)
+        fresh = await http.post(cluster.url, json=INITIALIZE, headers=MCP_HEADERS | auth)
+    assert statuses == [404, 404, 404, 404]
+    assert again.status_code == 404
+    assert fresh.status_code == 200 and fresh.headers["mcp-session-id"] != session["Mcp-Session-Id"]
+    assert {index for index, *_ in cluster.proxy.served} == {0, 1}

@@ -175,3 +175,57 @@ async def test_registration_is_limited_per_ip_with_an_rfc_shaped_429(
     assert limited.json()["error"] == "rate_limit_exceeded"
     assert "error_description" in limited.json()
     assert int(limited.headers["retry-after"]) >= 1
+
+
+REDIRECT_URIS = [
+    "vscode://s*",
+    "vscode://ext.id/cb?x=1",
+    "cursor://a b/cb",
+    "cursor://anysphere.cursor-retrieval/oauth/callback",
+    "vscode://",
+    "vscode:///path",
+    "vscode://host\\path",
+    "https://app.example.com/cb",
+    "https://user@app.example.com/cb",
+    "https://app.example.com:99999/cb",
+    "https://app.example.com:443/cb",
+    "https://ex ample.com/cb",
+    "https://app.example.com/c b",
+    "https://app.example.com/\u00e9",
+    "https://\u00e9xample.com/cb",
+    "https://[::1]/cb",
+    "HTTPS://app.example.com/cb",
+    "http://localhost:65535/cb",
+    "http://LOCALHOST/cb",
+    "http://localhost/cb\n",
+    # Found by make fuzz: control characters Python's `\s` counts as space and ECMA's does not.
+    "vscode://.S308ab8ezw6CYF8M?\u0101v\x1d\x8b",
+    "vscode://8br?\u00df0\x80\x1fJ",
+    "https://app.example.com/cb?x=\x85",
+    "https://app.example.com/cb?x=\u3000",
+    "https://app.example.com/cb?x=\x7f",
+    "https://app.example.com/cb\ty",
+]
+
+
+async def test_registration_accepts_a_redirect_uri_exactly_when_its_pattern_does(
+    client: httpx.AsyncClient,
+) -> None:
+    """Issue 27 item 9: `vscode://s*` was accepted against the registration's own declared
+    pattern. The server and the OpenAPI document agree both ways: a URI the pattern matches
+    is registered, any other is `invalid_redirect_uri` (contract §8)."""
+    import jsonschema_rs
+
+    doc = (await client.get("/api/v1/openapi.json")).json()
+    operation = doc["paths"]["/api/v1/oauth/register"]["post"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    items = schema["properties"]["redirect_uris"]["items"]
+    validator = jsonschema_rs.validator_for(items)
+    for uri in REDIRECT_URIS:
+        response = await client.post(REGISTER, json=client_body(redirect_uris=[uri]))
+        if validator.is_valid(uri):
+            assert response.status_code == 201, f"{uri!r}: {response.text}"
+        else:
+            assert response.status_code == 400, f"{uri!r}: {response.text}"
+            assert response.json()["error"] == "invalid_redirect_uri", uri
+    assert not validator.is_valid("vscode://s*")

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, field_serializer
 
 from salesplan.kit.fields import Count, CrmId, Money, Name, Short, Text, Url, money_out
-from salesplan.kit.schemas import AnyJson, ApiModel, StrictBody
+from salesplan.kit.schemas import ApiModel, BulkRow, StrictBody
 
 
 class AccountIn(StrictBody):
@@ -58,8 +58,9 @@ class AccountOut(ApiModel):
 
 
 class BulkAccountsIn(StrictBody):
-    # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call.
-    accounts: list[AnyJson] = Field(min_length=1, max_length=1000)
+    # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call;
+    # an item that is not an object is not a row (400 for the call).
+    accounts: list[BulkRow] = Field(min_length=1, max_length=1000)
 
 
 class BulkAccountsOut(ApiModel):

@@ -206,16 +206,23 @@ def public(group: Literal["foundation"] = "foundation") -> dict[str, Any]:
     return {"x-scopes": [], "x-rate-limit-group": group, "x-public": True}
 
 
-def limit_by_ip(endpoint: str, refusal: Callable[[RateLimited], Exception] | None = None) -> Any:
+def limit_by_ip(
+    endpoint: str,
+    refusal: Callable[[RateLimited], Exception] | None = None,
+    *,
+    per_minute: Callable[[Any], int] | None = None,
+) -> Any:
     """A dependency for unauthenticated endpoints: spend one unit of the per-IP limit.
     `refusal` turns the 429 into the endpoint's own error shape (OAuth answers RFC 6749 bodies);
-    without it the ErrorEnvelope is raised."""
+    without it the ErrorEnvelope is raised. `per_minute(settings)` is the endpoint's own limit
+    (default: `ip_rate_limit_per_minute`)."""
 
     async def dependency(request: Request) -> None:
         limiter: RateLimiter = request.app.state.rate_limiter
         ip = request.client.host if request.client else "unknown"
+        limit = per_minute(request.app.state.settings) if per_minute is not None else None
         try:
-            usage = await limiter.consume_ip(ip, endpoint)
+            usage = await limiter.consume_ip(ip, endpoint, limit)
         except RateLimited as exc:
             if refusal is None:
                 raise
@@ -224,3 +231,42 @@ def limit_by_ip(endpoint: str, refusal: Callable[[RateLimited], Exception] | Non
             request.scope.setdefault("state", {})["ratelimit_headers"] = usage.headers()
 
     return Depends(dependency)
+
+
+class AuthorizedBeforeBody:
+    """A route's ASGI app behind its requirement: the pipeline (authenticate → rate limit →
+    scope → organization) runs before FastAPI reads and parses the body (contract §12,
+    "requests before bodies"). FastAPI decodes a JSON body before it solves dependencies, so
+    that without this a malformed body is a 400 for anybody, token or not, and costs no
+    rate-limit unit. The context is left in the request state (`AUTHORIZED`), where the
+    route's own dependency finds it instead of running the pipeline again; a transport that
+    authorized already (MCP) is not authorized twice."""
+
+    def __init__(self, app: Any, requirement: Requirement) -> None:
+        self.app = app
+        self.requirement = requirement
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        state = scope.setdefault("state", {})
+        if AUTHORIZED not in state:
+            state[AUTHORIZED] = await self.requirement(Request(scope, receive))
+        await self.app(scope, receive, send)
+
+
+def authorize_before_bodies(routes: Any, requirement_of: Callable[[Any], Any]) -> int:
+    """Put every route that reads a body behind its requirement (`AuthorizedBeforeBody`);
+    answers how many. `requirement_of(route)` finds a route's Requirement (or None)."""
+    from fastapi.routing import APIRoute
+
+    count = 0
+    for route in routes:
+        if not isinstance(route, APIRoute) or route.body_field is None:
+            continue
+        if isinstance(route.app, AuthorizedBeforeBody):
+            continue
+        requirement = requirement_of(route)
+        if requirement is None:
+            continue
+        route.app = AuthorizedBeforeBody(route.app, requirement)
+        count += 1
+    return count

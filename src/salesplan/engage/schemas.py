@@ -11,7 +11,7 @@ from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model
 
 from salesplan.contacts.schemas import ContactOut
 from salesplan.kit.fields import Name
-from salesplan.kit.schemas import ABSENT_OR_NULL, AnyJson, ApiModel, StrictBody, equals, present
+from salesplan.kit.schemas import ABSENT_OR_NULL, ApiModel, BulkRow, StrictBody, equals, present
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
 ListType = Literal["MANUAL", "DYNAMIC"]
@@ -272,8 +272,9 @@ class CampaignOut(ApiModel):
 
 
 class BulkCampaignsIn(StrictBody):
-    # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call.
-    campaigns: list[AnyJson] = Field(min_length=1, max_length=100)
+    # Rows are validated one by one in the service: a bad row is a 400 result, not a 400 call;
+    # an item that is not an object is not a row (400 for the call).
+    campaigns: list[BulkRow] = Field(min_length=1, max_length=100)
 
 
 class BulkCampaignsOut(ApiModel):

@@ -45,7 +45,8 @@ async def inbox_params(
     page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
 ) -> ListParams:
     """Cursor mode (`limit`, `cursor`; contract §11 "Feed shapes") unless `page` or `pageSize`
-    asks for page mode (§4); `cursor` with `page` is a 400."""
+    asks for page mode (§4); `cursor` with `page` is a 400; an empty `cursor=` is no cursor."""
+    cursor = cursor or None
     if cursor is not None and page is not None:
         raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
     page_mode = cursor is None and (page is not None or page_size is not None)

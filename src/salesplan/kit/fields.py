@@ -1,10 +1,12 @@
 """The field types of CRM request bodies, with their validation and the JSON schema that says
 what the validators accept (a schema-valid value is never refused): names, texts, e-mail
-addresses, URLs, `crmId`s, money, counts."""
+addresses, URLs, `crmId`s, money, counts, dates."""
 
 from __future__ import annotations
 
 import math
+import re
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -87,6 +89,22 @@ Money = Annotated[
     ),
 ]
 Count = Annotated[int, Field(ge=0, le=2_147_483_647)]
+
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _iso_date(value: Any) -> Any:
+    """Only `YYYY-MM-DD` (contract §1): pydantic's lax `date` also takes a number, or a string
+    of one, as Unix seconds (`to=0` was 1970-01-01) and a date-time whose time is midnight."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        return value  # parsed by pydantic: a day that does not exist is still refused
+    raise ValueError("Must be a date in the form YYYY-MM-DD.")
+
+
+Date = Annotated[date, BeforeValidator(_iso_date)]
+"""A calendar date, in queries and bodies: `YYYY-MM-DD` and nothing else."""
 
 
 def money_out(value: Decimal | None) -> float | None:

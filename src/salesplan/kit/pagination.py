@@ -49,7 +49,9 @@ def parse_list_params(
     order: Literal["asc", "desc"] = "asc",
     search: str | None = None,
 ) -> ListParams:
-    """The list's parameters from the query's (already type-checked) values, or a 400."""
+    """The list's parameters from the query's (already type-checked) values, or a 400. An
+    empty `cursor=` is no cursor (a client that fills every parameter of a template)."""
+    cursor = cursor or None
     if sort_by is not None and sort_by not in allowed:
         raise ValidationFailed.at(
             ["query", "sortBy"], f"sortBy must be one of: {', '.join(allowed)}."

@@ -279,7 +279,18 @@ FreeForm = Annotated[
 """A free-form JSON object stored as is: bounded depth and size, finite numbers, JSON types."""
 
 AnyJson = Annotated[Any, _DocumentedAs(_JSON_VALUE)]
-"""Any JSON value the body walk accepts (e.g. a bulk row, validated later one by one)."""
+"""Any JSON value the body walk accepts."""
+
+BulkRow = Annotated[
+    dict[str, Any],
+    _DocumentedAs(
+        _JSON_OBJECT,
+        "One row, validated on its own: an invalid row is that row's 400 result, the others are "
+        "created.",
+    ),
+]
+"""A row of a bulk create: a JSON object, validated later one by one. An item that is not an
+object is not a row: the whole request is the usual 400 validation_error."""
 
 
 def _no_nul(value: str | None) -> str | None:

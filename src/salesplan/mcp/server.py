@@ -17,6 +17,7 @@ import hmac
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,10 +47,10 @@ from salesplan.auth.principal import Principal
 from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
-from salesplan.mcp.call import OrganizationMemory
+from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
-from salesplan.ratelimit.store import StoreUnavailable
+from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
 
 log = logging.getLogger("salesplan.mcp")
 
@@ -199,28 +200,66 @@ def _is_initialize(body: bytes) -> bool:
     return any(isinstance(m, dict) and m.get("method") == "initialize" for m in messages)
 
 
+SESSION_MAX_AGE = TOKEN_TTL
+"""A session id is refused past this age (the client initializes a new session, as on any 404),
+so that the mark of an ended session need not be kept longer than this."""
+
+
 class McpSessions:
-    """Session ids that any process can check and none has to keep: `<nonce>.<mac>`, the mac an
-    HMAC (the deployment's signing key, shared by every process like the cursor key) of the
-    nonce and the token id that initialized the session. Another token presenting the id fails
-    the check; what the session remembers lives in the shared store (OrganizationMemory)."""
+    """Session ids that any process can check and none has to keep: `<nonce>.<issued>.<mac>`,
+    the mac an HMAC (the deployment's signing key, shared by every process like the cursor key)
+    of the nonce, the Unix second it was issued and the token id that initialized the session.
+    Another token presenting the id fails the check; what the session remembers lives in the
+    shared store (OrganizationMemory), and so does the mark of a session ended by DELETE
+    (`end`, `ended`), so that every process refuses its id afterwards (contract §12)."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, store: RateLimitStore) -> None:
         self.key = key
+        self.store = store
 
-    def _mac(self, nonce: str, principal: Principal) -> str:
-        message = f"mcp-session\n{nonce}\n{principal.token_id}".encode()
+    def _mac(self, nonce: str, issued: str, principal: Principal) -> str:
+        message = f"mcp-session\n{nonce}\n{issued}\n{principal.token_id}".encode()
         return hmac.new(self.key, message, hashlib.sha256).hexdigest()[:32]
 
     def open(self, principal: Principal) -> str:
         nonce = secrets.token_hex(16)
-        return f"{nonce}.{self._mac(nonce, principal)}"
+        issued = str(int(time.time()))
+        return f"{nonce}.{issued}.{self._mac(nonce, issued, principal)}"
+
+    @staticmethod
+    def _parts(session_id: str) -> tuple[str, int] | None:
+        """(nonce, issued) of a well-formed id, else None."""
+        nonce, _, rest = session_id.partition(".")
+        issued, _, mac = rest.partition(".")
+        if not nonce or not mac or not issued.isascii() or not issued.isdigit():
+            return None
+        return nonce, int(issued)
 
     def owned(self, session_id: str, principal: Principal) -> bool:
-        nonce, _, mac = session_id.partition(".")
-        if not nonce or not mac:
+        """Issued by this deployment to this token, and not older than SESSION_MAX_AGE."""
+        parts = self._parts(session_id)
+        if parts is None:
             return False
-        return hmac.compare_digest(mac, self._mac(nonce, principal))
+        nonce, issued = parts
+        if not 0 <= time.time() - issued < SESSION_MAX_AGE:
+            return False
+        mac = session_id.rsplit(".", 1)[1]
+        return hmac.compare_digest(mac.encode(), self._mac(nonce, str(issued), principal).encode())
+
+    @staticmethod
+    def _ended_key(session_id: str) -> str:
+        return f"mcp:ended:{session_id.partition('.')[0]}"
+
+    async def ended(self, session_id: str) -> bool:
+        return bool(await self.store.kv_get(self._ended_key(session_id)))
+
+    async def end(self, session_id: str) -> None:
+        """Mark the session ended for as long as its id could otherwise be accepted. Raises
+        StoreUnavailable when the mark could not be stored."""
+        parts = self._parts(session_id)
+        issued = parts[1] if parts is not None else int(time.time())
+        ttl = max(1, int(issued + SESSION_MAX_AGE - time.time()) + 1)
+        await self.store.kv_set(self._ended_key(session_id), "1", ttl)
 
 
 class McpEndpoint:
@@ -268,15 +307,28 @@ class McpEndpoint:
         scope["auth"] = AuthCredentials(sorted(principal.scopes))
         scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
 
-        sessions = McpSessions(self.settings.signing_key)
+        store = app.state.rate_limiter.store
+        sessions = McpSessions(self.settings.signing_key, store)
         session_id = request.headers.get(SESSION_HEADER)
         if session_id is not None:
-            if not sessions.owned(session_id, principal):
+            if not sessions.owned(session_id, principal) or await sessions.ended(session_id):
                 await JSONResponse(SESSION_NOT_FOUND, status_code=404)(scope, receive, send)
                 return
             if scope["method"] == "DELETE":
-                # The session ends: forget what it remembered (its id is not reused by clients).
-                store = app.state.rate_limiter.store
+                # The session ends: its id is refused afterwards on every process (the mark
+                # is in the shared store), and what it remembered is forgotten.
+                try:
+                    await sessions.end(session_id)
+                except StoreUnavailable:
+                    response = error_response(
+                        503,
+                        "service_unavailable",
+                        "The session could not be ended; retry later.",
+                        {},
+                        {"Retry-After": "1"},
+                    )
+                    await response(scope, receive, send)
+                    return
                 with contextlib.suppress(StoreUnavailable):
                     await OrganizationMemory(store, principal, session_id).clear()
                 await Response(status_code=200)(scope, receive, send)

@@ -3,6 +3,7 @@ client authentication at the token endpoint."""
 
 from __future__ import annotations
 
+import re
 import secrets
 import uuid
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from salesplan.errors import NotFound, ValidationFailed
 from salesplan.models.identity import User
 from salesplan.models.oauth import OAuthApp
 from salesplan.oauth import repository
+from salesplan.oauth.schemas import REDIRECT_URI_PATTERN
 
 CLIENT_ID_PREFIX = "sp_client_"
 CLIENT_SECRET_PREFIX = "sp_secret_"
@@ -29,11 +31,14 @@ GRANT_TYPES = ("authorization_code", "client_credentials")
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 CUSTOM_SCHEMES = ("vscode", "cursor")
+_REDIRECT_URI = re.compile(REDIRECT_URI_PATTERN)
 
 
 def redirect_uri_problem(uri: object) -> str | None:
     """Why a redirect URI is refused, or None: https anywhere, loopback http on any port, and
-    the two desktop editors' custom schemes (contract §8). No fragments (RFC 6749 §3.1.2)."""
+    the two desktop editors' custom schemes (contract §8). No fragments (RFC 6749 §3.1.2).
+    What passes the checks below must also match the pattern the OpenAPI document declares
+    (`REDIRECT_URI_PATTERN`), so that the two agree both ways: `vscode://s*` is refused."""
     if not isinstance(uri, str) or not uri or len(uri) > 2000:
         return "a redirect URI must be a non-empty string"
     try:
@@ -45,14 +50,16 @@ def redirect_uri_problem(uri: object) -> str | None:
         return f"{uri!r} must not contain a fragment"
     scheme = parts.scheme.lower()
     if scheme == "https":
-        return None if parts.hostname else f"{uri!r} has no host"
-    if scheme == "http":
-        if parts.hostname in LOOPBACK_HOSTS and "@" not in parts.netloc:
-            return None
-        return f"{uri!r}: plain http is allowed only on loopback (localhost, 127.0.0.1, [::1])"
-    if scheme in CUSTOM_SCHEMES:
-        return None
-    return f"{uri!r}: only https, loopback http, vscode:// and cursor:// are accepted"
+        if not parts.hostname:
+            return f"{uri!r} has no host"
+    elif scheme == "http":
+        if parts.hostname not in LOOPBACK_HOSTS or "@" in parts.netloc:
+            return f"{uri!r}: plain http is allowed only on loopback (localhost, 127.0.0.1, [::1])"
+    elif scheme not in CUSTOM_SCHEMES:
+        return f"{uri!r}: only https, loopback http, vscode:// and cursor:// are accepted"
+    if not _REDIRECT_URI.fullmatch(uri):
+        return f"{uri!r} is not a valid redirect URI (see the registration's pattern)"
+    return None
 
 
 def check_redirect_uris(uris: Sequence[str]) -> list[str]:

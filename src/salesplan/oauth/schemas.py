@@ -14,7 +14,9 @@ from salesplan.auth.scopes import APPROVED_SCOPES, SCOPE_DESCRIPTIONS
 from salesplan.kit.schemas import NO_NUL_PATTERN, NOT_BLANK_PATTERN
 
 _PORT = r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?"
-_REST = r"([/?][^\s#\x00]*)?"
+# No space, control character or DEL (RFC 3986), spelled out rather than `\s`: Python's and
+# ECMA 262's (the document's readers') `\s` differ on \x1c-\x1f and \x85.
+_REST = r"([/?][^\x00-\x20\x7f#]*)?"
 REDIRECT_URI_PATTERN = (
     rf"^(https://[A-Za-z0-9.-]*[A-Za-z0-9-][A-Za-z0-9.-]*{_PORT}"
     rf"|http://(localhost|127\.0\.0\.1|\[::1\]){_PORT}"

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_serializer
 
-from salesplan.kit.fields import CrmId, Money, Name, money_out
+from salesplan.kit.fields import CrmId, Date, Money, Name, money_out
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 Stage = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
@@ -21,7 +21,7 @@ class OpportunityIn(StrictBody):
     stage: Stage | None = None
     amount: Money | None = None
     currency: Currency | None = None
-    close_date: date | None = None
+    close_date: Date | None = None
     probability: Probability | None = None
     status: Status = "open"
     owner_id: uuid.UUID | None = None
@@ -35,7 +35,7 @@ class OpportunityPatch(StrictBody):
     stage: Stage | None = None
     amount: Money | None = None
     currency: Currency | None = None
-    close_date: date | None = None
+    close_date: Date | None = None
     probability: Probability | None = None
     status: Status | None = None
     owner_id: uuid.UUID | None = None

@@ -6,7 +6,6 @@ response models document them."""
 from __future__ import annotations
 
 import uuid
-from datetime import date
 from enum import Enum
 from typing import Annotated, Any
 
@@ -18,6 +17,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_connection, write_connection
 from salesplan.kit.driver import transaction
+from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
@@ -530,7 +530,7 @@ async def list_my_tasks(
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "title"))],
     completed: Completed = None,
     plan_id: Annotated[uuid.UUID | None, Query(alias="planId")] = None,
-    due_before: Annotated[date | None, Query(alias="dueBefore")] = None,
+    due_before: Annotated[Date | None, Query(alias="dueBefore")] = None,
 ) -> Response:
     """List the tasks assigned to the caller across all plans."""
     items, meta = await service.list_my_tasks(

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
+from salesplan.kit.fields import Date
 from salesplan.kit.schemas import (
     ApiModel,
     FreeForm,
@@ -142,7 +143,7 @@ class TaskFields(StrictBody):
     title: str = Title
     description: str | None = None
     completed: bool = False
-    target_date: date | None = None
+    target_date: Date | None = None
     assigned_to_id: uuid.UUID | None = Field(
         default=None, description="A user of the organization."
     )
@@ -167,7 +168,7 @@ class TaskUpdate(StrictBody):
     title: str | None = Field(default=None, min_length=1, max_length=500)
     description: str | None = None
     completed: bool | None = None
-    target_date: date | None = None
+    target_date: Date | None = None
     assigned_to_id: uuid.UUID | None = None
     milestone_id: uuid.UUID | None = None
 
@@ -184,7 +185,7 @@ class GoalFields(StrictBody):
         default=None, description="Stored; answered only when it cannot be derived."
     )
     goal_type_category: str | None = Field(default=None, max_length=255)
-    target_date: date | None = None
+    target_date: Date | None = None
     period_type: PeriodType | None = None
     period_label: str | None = Field(default=None, max_length=255)
     allocations: FreeForm | None = None
@@ -218,7 +219,7 @@ class GoalUpdate(StrictBody):
     label: str | None = Field(default=None, max_length=255)
     progress: float | None = None
     goal_type_category: str | None = Field(default=None, max_length=255)
-    target_date: date | None = None
+    target_date: Date | None = None
     period_type: PeriodType | None = None
     period_label: str | None = Field(default=None, max_length=255)
     allocations: FreeForm | None = None
@@ -231,8 +232,8 @@ class MilestoneCreate(StrictBody):
         description="Free-form properties of the phase; a `name` key is the convention."
     )
     objective: FreeForm | None = None
-    target_date: date | None = None
-    actual_date: date | None = None
+    target_date: Date | None = None
+    actual_date: Date | None = None
     status: MilestoneStatus = "not_started"
     sort_index: NonNegativeInt32 | None = Field(
         default=None, description="Defaults to the last milestone's sortIndex + 1."
@@ -258,8 +259,8 @@ class MilestoneUpdate(StrictBody):
     not_null = ("milestone", "status", "sort_index")  # may be left out, never null (400)
     milestone: FreeForm | None = None
     objective: FreeForm | None = None
-    target_date: date | None = None
-    actual_date: date | None = None
+    target_date: Date | None = None
+    actual_date: Date | None = None
     status: MilestoneStatus | None = None
     sort_index: NonNegativeInt32 | None = None
     prospect_owner_ids: list[uuid.UUID] | None = Field(default=None, max_length=MAX_OWNERS)

@@ -120,24 +120,26 @@ class RateLimiter:
             )
         return usage
 
-    async def consume_ip(self, ip: str, endpoint: str) -> Usage | None:
-        """Unauthenticated endpoints (registration, token, sign-in) are limited per client IP,
-        one bucket per (IP, endpoint); in this process's memory while the store is down."""
-        if not self.enabled or self.ip_limit <= 0:
+    async def consume_ip(self, ip: str, endpoint: str, limit: int | None = None) -> Usage | None:
+        """Unauthenticated endpoints (registration, token, sign-in, tracking links) are limited
+        per client IP, one bucket per (IP, endpoint), at `limit` requests per window (default:
+        `ip_limit`); in this process's memory while the store is down."""
+        limit = self.ip_limit if limit is None else limit
+        if not self.enabled or limit <= 0:
             return None
         key = f"rl:ip:{ip}:{endpoint}"
         try:
-            decision = await self.store.hit(key, self.ip_limit, self.window)
+            decision = await self.store.hit(key, limit, self.window)
             self.ip_fallback_in_use = False
         except StoreUnavailable:
             self.ip_fallback_in_use = True
-            decision = await self.ip_fallback.hit(key, self.ip_limit, self.window)
+            decision = await self.ip_fallback.hit(key, limit, self.window)
         usage = Usage("foundation", True, decision)
         if not decision.allowed:
             raise RateLimited(
                 f"Too many requests from this address; retry in {decision.retry_after} seconds.",
                 details={
-                    "limit": self.ip_limit,
+                    "limit": limit,
                     "retryAfterSeconds": decision.retry_after,
                     "endpointGroup": "foundation",
                     "write": True,

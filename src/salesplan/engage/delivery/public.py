@@ -14,7 +14,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from salesplan.auth.dependencies import public
+from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.inbound import receive_email, suppress
 from salesplan.engage.delivery.integrations import inbound_secret
@@ -27,6 +27,10 @@ router = APIRouter(include_in_schema=False)
 
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 MAX_INBOUND_BYTES = 10 * 1024 * 1024
+# Contract §12: `/t/` is limited per client IP (one bucket for all tracking links).
+TRACKING_LIMIT = [
+    limit_by_ip("tracking", per_minute=lambda settings: settings.tracking_rate_limit_per_minute)
+]
 
 
 def _checked(request: Request, kind: str, message_id: uuid.UUID, sig: str, url: str = "") -> None:
@@ -34,7 +38,7 @@ def _checked(request: Request, kind: str, message_id: uuid.UUID, sig: str, url: 
         raise NotFound("The link is not valid.")
 
 
-@router.get("/t/o/{messageId}/{signature}.gif", openapi_extra=public())
+@router.get("/t/o/{messageId}/{signature}.gif", openapi_extra=public(), dependencies=TRACKING_LIMIT)
 async def track_open(
     messageId: uuid.UUID, signature: str, request: Request, session: SessionDep
 ) -> Response:
@@ -48,7 +52,7 @@ async def track_open(
     )
 
 
-@router.get("/t/c/{messageId}/{signature}", openapi_extra=public())
+@router.get("/t/c/{messageId}/{signature}", openapi_extra=public(), dependencies=TRACKING_LIMIT)
 async def track_click(
     messageId: uuid.UUID,
     signature: str,
@@ -70,7 +74,7 @@ _PAGE = (
 )
 
 
-@router.get("/t/u/{messageId}/{signature}", openapi_extra=public())
+@router.get("/t/u/{messageId}/{signature}", openapi_extra=public(), dependencies=TRACKING_LIMIT)
 async def unsubscribe_page(messageId: uuid.UUID, signature: str, request: Request) -> Response:
     """A confirmation page: a GET never unsubscribes (link scanners follow GETs)."""
     _checked(request, "u", messageId, signature)
@@ -84,7 +88,7 @@ async def unsubscribe_page(messageId: uuid.UUID, signature: str, request: Reques
     return HTMLResponse(_PAGE.format(body))
 
 
-@router.post("/t/u/{messageId}/{signature}", openapi_extra=public())
+@router.post("/t/u/{messageId}/{signature}", openapi_extra=public(), dependencies=TRACKING_LIMIT)
 async def unsubscribe(
     messageId: uuid.UUID, signature: str, request: Request, session: SessionDep
 ) -> Response:

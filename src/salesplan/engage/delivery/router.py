@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
@@ -24,6 +23,7 @@ from salesplan.engage.delivery.schemas import (
 )
 from salesplan.engage.schemas import CampaignOut
 from salesplan.idempotency import run_idempotent
+from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
@@ -243,10 +243,10 @@ async def get_engage_analytics(
     ctx: AnalyticsRead,
     session: SessionDep,
     start: Annotated[
-        date | None,
+        Date | None,
         Query(alias="from", description="Not after `to`, at most 366 days before it (else 400)."),
     ] = None,
-    end: Annotated[date | None, Query(alias="to")] = None,
+    end: Annotated[Date | None, Query(alias="to")] = None,
     campaign_id: Annotated[uuid.UUID | None, Query(alias="campaignId")] = None,
 ) -> Response:
     """Sent, delivered, opened, clicked, replied and bounced messages per day."""

@@ -31,6 +31,10 @@ def link_signature(signing_key: bytes, kind: str, message_id: uuid.UUID, url: st
 def verify_link(
     signing_key: bytes, kind: str, message_id: uuid.UUID, signature: str, url: str = ""
 ) -> bool:
+    """A malformed signature (any length, any characters: `compare_digest` refuses non-ASCII
+    strings with a TypeError) is simply not valid."""
+    if not signature.isascii():
+        return False
     return hmac.compare_digest(link_signature(signing_key, kind, message_id, url), signature)
 
 

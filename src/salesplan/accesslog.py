@@ -1,0 +1,40 @@
+"""What the logs may not hold (contract §12, "Logs"): the signature of a tracking or unsubscribe
+link (`/t/o/{id}/{signature}.gif`, `/t/c/{id}/{signature}?u=…`, `/t/u/{id}/{signature}`) is a
+capability: whoever reads it can count opens and clicks or unsubscribe the recipient. The access
+log names the path with the signature replaced (`redact_path`); `install()` puts the filter on
+uvicorn's access logger in the served process."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+REDACTED = "[redacted]"
+# A signed link's path: its kind, the message id, then the signature (and `.gif` for the pixel).
+_SIGNED = re.compile(r"^(/t/[^/?]*/[^/?]*/)[^/?]*?(\.gif)?(?=$|[/?])")
+
+
+def redact_path(path: str) -> str:
+    """`path` (with or without its query) with a tracking link's signature replaced."""
+    if not path.startswith("/t/"):
+        return path
+    return _SIGNED.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(2) or ''}", path, count=1)
+
+
+class RedactSignatures(logging.Filter):
+    """For uvicorn's access log records: `args` = (client, method, full path, version, status)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            redacted = redact_path(args[2])
+            if redacted != args[2]:
+                record.args = (*args[:2], redacted, *args[3:])
+        return True
+
+
+def install(logger_name: str = "uvicorn.access") -> None:
+    """Add the filter to the access logger (once)."""
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, RedactSignatures) for f in logger.filters):
+        logger.addFilter(RedactSignatures())
