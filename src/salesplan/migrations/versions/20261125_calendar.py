@@ -1,7 +1,7 @@
 """calendar identity: an event is (connection, UID, RECURRENCE-ID), not (connection, href, …)
 
 Revision ID: 6d2c9e41a7b3
-Revises: 3f8a2d6c1b70
+Revises: 5c1e7a9d2b40
 Create Date: 2026-11-25 19:10:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "6d2c9e41a7b3"
-down_revision: str | None = "3f8a2d6c1b70"
+down_revision: str | None = "5c1e7a9d2b40"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """feed own domains: the domains an admin declares the organization's own (contract §12)
 
 Revision ID: 7c41e9b2d5f3
-Revises: 3f8a2d6c1b70
+Revises: 6d2c9e41a7b3
 Create Date: 2026-11-25 19:30:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "7c41e9b2d5f3"
-down_revision: str | None = "3f8a2d6c1b70"
+down_revision: str | None = "6d2c9e41a7b3"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
