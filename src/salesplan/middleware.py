@@ -16,7 +16,13 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from salesplan.db import RETRY_AFTER_SECONDS, AdmissionGate, DatabaseHealth, database_unavailable
+from salesplan.db import (
+    RETRY_AFTER_SECONDS,
+    AdmissionGate,
+    DatabaseHealth,
+    connection_lost,
+    database_unavailable,
+)
 from salesplan.errors import PayloadTooLarge, error_body
 
 log = logging.getLogger("salesplan.request")
@@ -332,7 +338,7 @@ class RequestMiddleware:
         """503 with Retry-After, not a 500 and a traceback per request: logged once per
         failure window by the app's DatabaseHealth."""
         health: DatabaseHealth | None = _app_state(scope, "db_health")
-        if health is not None:
+        if health is not None and connection_lost(exc):
             health.failed(exc)
         if started:
             raise exc

@@ -23,6 +23,9 @@ from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
 _MSGID = re.compile(r"<[^<>\s]+>")
+# At most this many ids of a `References` or `In-Reply-To` header are considered (contract §12):
+# a header of 40,000 ids is one lookup of 100, not a statement over the driver's limit.
+MAX_REFERENCED_IDS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +76,11 @@ async def _message_by_rfc_id(
     return None
 
 
-def _ids(value: Any) -> list[str]:
-    return _MSGID.findall(str(value or ""))
+def _ids(value: Any, *, newest: bool = False) -> list[str]:
+    """The message ids of a header, at most MAX_REFERENCED_IDS: its first ones, or with
+    `newest` its last ones (`References` lists the oldest first)."""
+    found = _MSGID.findall(str(value or ""))
+    return found[-MAX_REFERENCED_IDS:] if newest else found[:MAX_REFERENCED_IDS]
 
 
 async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: bytes) -> str:
@@ -108,7 +114,7 @@ def _original_ids(mail: Message) -> list[str]:
             inner = part.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
                 return _ids(inner[0].get("Message-ID"))
-    return _ids(mail.get("In-Reply-To")) + _ids(mail.get("References"))
+    return _ids(mail.get("In-Reply-To")) + _ids(mail.get("References"), newest=True)
 
 
 def _status_blocks(mail: Message) -> list[Message]:
@@ -155,7 +161,7 @@ def _part_text(mail: EmailMessage, subtype: str) -> str | None:
 
 
 async def _reply(session: AsyncSession, scope: OrganizationScope, mail: EmailMessage) -> None:
-    refs = _ids(mail.get("References"))
+    refs = _ids(mail.get("References"), newest=True)
     message = await _message_by_rfc_id(
         session, scope, _ids(mail.get("In-Reply-To")) + list(reversed(refs))
     )
