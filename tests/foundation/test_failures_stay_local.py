@@ -11,9 +11,9 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from sqlalchemy import literal, select, text
 
+from salesplan import db
 from salesplan.app import create_app
 from salesplan.config import Settings
-from salesplan import db
 from salesplan.db import SessionDep
 
 ORGS = "/api/v1/organizations"
