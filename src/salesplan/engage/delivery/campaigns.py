@@ -37,6 +37,7 @@ from salesplan.engage.delivery.sequence import LIVE
 from salesplan.engage.delivery.service import fail_unrendered, outbox_message
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -156,7 +157,7 @@ async def schedule(
         if account_ids
         else {}
     )
-    emails = {c.email.strip().lower() for c in contacts.values() if c.email}
+    emails = {mailbox(c.email) for c in contacts.values() if c.email}
     suppressed = (
         set(
             (
@@ -201,7 +202,7 @@ async def schedule(
             to = contact.email
             if not to:
                 problem = "no_email"
-            elif to.strip().lower() in suppressed:
+            elif mailbox(to) in suppressed:
                 problem = "suppressed"
         elif channel == "LINKEDIN":
             to = contact.linkedin_url

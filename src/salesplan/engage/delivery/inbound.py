@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import sequence
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox
 from salesplan.kit.scoping import scoped
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
@@ -38,8 +39,9 @@ class OrganizationScope:
 async def suppress(
     session: AsyncSession, organization_id: uuid.UUID, email: str, reason: str
 ) -> None:
-    """Put an address on the organization's suppression list (the first reason stays)."""
-    address = email.strip().lower()
+    """Put an address on the organization's suppression list (the first reason stays), as the
+    address it names (kit.email.mailbox: `Opt Out <optout@x.example>` is optout@x.example)."""
+    address = mailbox(email)
     if not address:
         return
     scope = OrganizationScope(organization_id)

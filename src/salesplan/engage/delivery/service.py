@@ -24,6 +24,7 @@ from salesplan.engage.render import RenderFailure
 from salesplan.engage.repository import QueueRepository, ReplyRepository
 from salesplan.errors import RateLimited, Unprocessable, ValidationFailed
 from salesplan.kit.clock import isoformat, utcnow
+from salesplan.kit.email import mailbox
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
@@ -51,7 +52,8 @@ def rfc_message_id(message_id: uuid.UUID, settings: Settings) -> str:
 
 
 def normalize_email(address: str) -> str:
-    return address.strip().lower()
+    """The address as the suppression list holds it (kit.email.mailbox)."""
+    return mailbox(address)
 
 
 async def is_suppressed(session: AsyncSession, ctx: TenantScope, email: str) -> str | None:
