@@ -129,6 +129,8 @@ def _status_blocks(mail: Message) -> list[Message]:
 
 
 async def _delivery_status(session: AsyncSession, scope: OrganizationScope, mail: Message) -> None:
+    """A DSN changes the one message of this organization it names (its Message-ID), and
+    suppresses that message's recipient only."""
     message = await _message_by_rfc_id(session, scope, _original_ids(mail))
     if message is None:
         return
@@ -142,12 +144,10 @@ async def _delivery_status(session: AsyncSession, scope: OrganizationScope, mail
             message.bounced_at = message.bounced_at or now
             message.last_error = (f"{status} {diagnostic}".strip())[:1000]
             message.next_attempt_at = None
-            recipient = parseaddr(
-                str(block.get("Final-Recipient") or "").split(";", 1)[-1].strip()
-            )[1]
-            await suppress(
-                session, scope.organization_id, recipient or message.to_address or "", "hard_bounce"
-            )
+            # Only the named message's own recipient (contract §12): a report's
+            # Final-Recipient is whatever its sender wrote, not a reason to suppress anyone.
+            if message.to_address:
+                await suppress(session, scope.organization_id, message.to_address, "hard_bounce")
         elif action == "delivered" and message.status in ("sent", "sending"):
             message.status = "delivered"
             message.delivered_at = message.delivered_at or now
