@@ -29,10 +29,14 @@ log = logging.getLogger("salesplan.request")
 
 MAX_BODY = 1024 * 1024
 MAX_BULK_BODY = 10 * 1024 * 1024
+# Inbound e-mail (a reply with a PDF attached) may be up to 10 MiB (contract §12).
+MAX_INBOUND_EMAIL_BODY = 10 * 1024 * 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
 def body_limit_for(path: str) -> int:
+    if path.rstrip("/") == "/inbound/email":
+        return MAX_INBOUND_EMAIL_BODY
     return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
 
 
