@@ -18,6 +18,7 @@ as it finishes, by `{"ok": [subject, body, html, unknownFields]}` or `{"error": 
 from __future__ import annotations
 
 import json
+import re
 import signal
 import struct
 import sys
@@ -81,9 +82,13 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
             raise OverBudget("the template builds a value over its output budget")
     elif op == "%" and isinstance(left, str):
         # printf-style widths and precisions: `'%999999999s' % 1` is a 1 GB string.
-        digits = "".join(c if c.isdigit() else " " for c in left).split()
-        if "*" in left or any(len(d) > 7 or int(d) > limit for d in digits):
-            raise OverBudget("the template builds a value over its output budget")
+        for width, precision in _PRINTF.findall(left):
+            for number in (width, precision):
+                if number == "*" or (number and (len(number) > 7 or int(number) > limit)):
+                    raise OverBudget("the template builds a value over its output budget")
+
+
+_PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 
 class Sandbox(ImmutableSandboxedEnvironment):
