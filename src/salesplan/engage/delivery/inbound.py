@@ -15,14 +15,13 @@ from typing import Any
 
 import nh3
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import sequence
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
-from salesplan.kit.ids import uuid7
 from salesplan.kit.scoping import scoped
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
@@ -125,7 +124,7 @@ async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: 
         if original is not None and original.to_address:
             await suppress(session, organization_id, original.to_address, "complaint")
     else:
-        await _reply(session, scope, inbound)
+        await _reply_once(session, scope, inbound)
     return inbound.kind
 
 
@@ -257,35 +256,49 @@ def _part_text(mail: EmailMessage, subtype: str) -> str | None:
     return _clean(text)
 
 
-async def _reply(session: AsyncSession, scope: OrganizationScope, inbound: Inbound) -> None:
-    """Store the reply once per Message-ID in the organization (a delivery repeated, even at
-    the same moment, is the same reply: the unique index decides), threaded to the message it
-    answers."""
+async def _stored(session: AsyncSession, scope: OrganizationScope, rfc_message_id: str) -> bool:
+    stmt = scoped(select(EngageReply.id), scope, EngageReply).where(
+        EngageReply.rfc_message_id == rfc_message_id
+    )
+    return (await session.execute(stmt.limit(1))).first() is not None
+
+
+async def _reply_once(session: AsyncSession, scope: OrganizationScope, inbound: Inbound) -> None:
+    """Store the reply once per Message-ID in the organization (contract §12). A delivery
+    repeated later finds it; one at the same moment meets the unique index: its transaction is
+    rolled back (it wrote nothing else) and it answers as the first did."""
+    rfc_id = inbound.message_id[:255] if inbound.message_id else None
+    if rfc_id is not None and await _stored(session, scope, rfc_id):
+        return
+    try:
+        await _reply(session, scope, inbound, rfc_id)
+    except IntegrityError:
+        await session.rollback()
+        if rfc_id is None or not await _stored(session, scope, rfc_id):
+            raise
+
+
+async def _reply(
+    session: AsyncSession, scope: OrganizationScope, inbound: Inbound, rfc_id: str | None
+) -> None:
+    """The reply, threaded to the message it answers (the feed records it as it is flushed)."""
     message = await _message_by_rfc_id(session, scope, inbound.original_ids)
     now = utcnow()
-    values = {
-        "id": uuid7(),
-        "organization_id": scope.organization_id,
-        "message_id": message.id if message is not None else None,
-        "contact_id": message.contact_id if message is not None else None,
-        "campaign_id": message.campaign_id if message is not None else None,
-        "from_address": inbound.from_address,
-        "subject": inbound.subject,
-        "text": inbound.text,
-        "html": inbound.html,
-        "rfc_message_id": inbound.message_id[:255] if inbound.message_id else None,
-        "received_at": now,
-        "created_at": now,
-    }
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    stmt = (
-        dialect.insert(EngageReply)
-        .values(values)
-        .on_conflict_do_nothing(index_elements=["organization_id", "rfc_message_id"])
-        .returning(EngageReply.id)
+    reply = EngageReply(
+        organization_id=scope.organization_id,
+        message_id=message.id if message is not None else None,
+        contact_id=message.contact_id if message is not None else None,
+        campaign_id=message.campaign_id if message is not None else None,
+        from_address=inbound.from_address,
+        subject=inbound.subject,
+        text=inbound.text,
+        html=inbound.html,
+        rfc_message_id=rfc_id,
+        received_at=now,
+        created_at=now,
     )
-    if (await session.execute(stmt)).scalar_one_or_none() is None:
-        return  # this organization has it already
+    session.add(reply)
+    await session.flush()
     if message is not None:
         message.replied_at = message.replied_at or now
         if message.campaign_id is not None and message.contact_id is not None:
