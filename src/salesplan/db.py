@@ -110,14 +110,25 @@ def ping_when_idle(engine: AsyncEngine, idle_seconds: float) -> None:
     event.listen(engine.sync_engine, "checkin", checkin)
 
 
-# SQLSTATEs of a database that cannot serve: connection exceptions (class 08), shutting down,
-# crashed, starting up (57P01-57P03) and a statement cancelled by statement_timeout (57014).
-_UNAVAILABLE_SQLSTATES = ("08", "57P01", "57P02", "57P03", "57014")
+# SQLSTATEs of a lost connection: connection exceptions (class 08) and a server shutting down,
+# crashed or starting up (57P01-57P03).
+_LOST_SQLSTATES = ("08", "57P01", "57P02", "57P03")
+# A statement cancelled by statement_timeout (57014): the database answers, the statement was
+# too slow. That request answers 503; the others go on (not an outage).
+_UNAVAILABLE_SQLSTATES = (*_LOST_SQLSTATES, "57014")
+# What the driver says of a connection it lost (asyncpg raises InterfaceError for many things:
+# too many parameters, an operation in progress; only these texts are a closed connection).
+_CLOSED_TEXTS = ("connection is closed", "connection was closed")
 
 
-def database_unavailable(exc: BaseException) -> bool:
-    """Whether `exc` says the database cannot be reached or did not answer in time (rather
-    than a bug): refused or lost connections, connect, statement and pool timeouts."""
+def closed_connection_error(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    if name == "ConnectionDoesNotExistError":
+        return True
+    return name == "InterfaceError" and any(text in str(exc) for text in _CLOSED_TEXTS)
+
+
+def _database_failure(exc: BaseException, sqlstates: tuple[str, ...]) -> bool:
     from sqlalchemy.exc import DBAPIError
     from sqlalchemy.exc import TimeoutError as PoolTimeout
 
@@ -132,20 +143,35 @@ def database_unavailable(exc: BaseException) -> bool:
                 return True
             orig = seen.orig
             code = getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
-            if code and str(code).startswith(_UNAVAILABLE_SQLSTATES):
+            if code and str(code).startswith(sqlstates):
                 return True
-            if type(orig).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
+            if orig is not None and closed_connection_error(orig):
                 return True
             seen = orig
             continue
         # The driver's own errors, raised past SQLAlchemy (kit.driver): same SQLSTATEs.
         code = getattr(seen, "sqlstate", None)
-        if isinstance(code, str) and code.startswith(_UNAVAILABLE_SQLSTATES):
+        if isinstance(code, str) and code.startswith(sqlstates):
             return True
-        if type(seen).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
+        if closed_connection_error(seen):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says the database cannot be reached or did not answer in time (rather
+    than a bug): refused or lost connections, connect, statement and pool timeouts. The
+    request answers 503."""
+    return _database_failure(exc, _UNAVAILABLE_SQLSTATES)
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether `exc` is an outage: the connection to the database was refused, lost or timed
+    out (contract §12 "failures stay local"). Only these pause every request
+    (DatabaseHealth); a driver or statement error of one request (too many parameters, a value
+    too long, a statement timeout) is that request's answer alone."""
+    return _database_failure(exc, _LOST_SQLSTATES)
 
 
 class AdmissionGate:

@@ -182,9 +182,10 @@ async def _http_exception(request: Request, exc: Exception) -> Response:
 
 
 # SQLSTATEs that only a value the client sent can cause: a NUL character (22021), a number out of
-# the column's range (22003), an untranslatable character (22P05). Every input is validated
+# the column's range (22003), an untranslatable character (22P05), a string longer than its
+# column (22001). Every input is validated
 # before it reaches the database; this is the net for a value a validator missed.
-_BAD_VALUE_SQLSTATES = frozenset({"22021", "22003", "22P05"})
+_BAD_VALUE_SQLSTATES = frozenset({"22021", "22003", "22P05", "22001"})
 
 
 def sqlstate(exc: BaseException) -> str | None:

@@ -17,17 +17,27 @@ from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from salesplan.accesslog import redact_path
-from salesplan.db import RETRY_AFTER_SECONDS, AdmissionGate, DatabaseHealth, database_unavailable
+from salesplan.db import (
+    RETRY_AFTER_SECONDS,
+    AdmissionGate,
+    DatabaseHealth,
+    connection_lost,
+    database_unavailable,
+)
 from salesplan.errors import PayloadTooLarge, error_body
 
 log = logging.getLogger("salesplan.request")
 
 MAX_BODY = 1024 * 1024
 MAX_BULK_BODY = 10 * 1024 * 1024
+# Inbound e-mail (a reply with a PDF attached) may be up to 10 MiB (contract §12).
+MAX_INBOUND_EMAIL_BODY = 10 * 1024 * 1024
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
 def body_limit_for(path: str) -> int:
+    if path.rstrip("/") == "/inbound/email":
+        return MAX_INBOUND_EMAIL_BODY
     return MAX_BULK_BODY if path.rstrip("/").endswith("/bulk") else MAX_BODY
 
 
@@ -378,7 +388,7 @@ class RequestMiddleware:
         """503 with Retry-After, not a 500 and a traceback per request: logged once per
         failure window by the app's DatabaseHealth."""
         health: DatabaseHealth | None = _app_state(scope, "db_health")
-        if health is not None:
+        if health is not None and connection_lost(exc):
             health.failed(exc)
         if started:
             raise exc

@@ -118,10 +118,21 @@ async def test_preview_renders_unknown_fields_empty_and_reports_them(client, act
 
 
 async def test_preview_sandbox_keeps_python_objects_out_of_reach(client, actor, db) -> None:
+    escape = "{{ contact.__class__.__mro__[1].__subclasses__() }}"
+    # Refused already when stored (contract §12: a render error at create is a 422) ...
+    created = await client.post(
+        f"{API}/templates",
+        json={"name": "Intro", "channel": "EMAIL", "subject": "Hi", "body": escape},
+        headers=actor.headers,
+    )
+    error = assert_envelope(created, 422, "unprocessable")
+    assert error["details"] == {"reason": "template_error"}
+    assert "unsafe" in error["message"] and "<class" not in created.text
+    # ... and at preview, for a template that reaches it only with a contact's values.
     account, _ = await make_account(db, actor.org.id)
     contact = await make_contact(db, account)
     tpl = await email_template(
-        client, actor, body="{{ contact.__class__.__mro__[1].__subclasses__() }}"
+        client, actor, body="{% if contact.firstName %}" + escape + "{% endif %}"
     )
     resp = await client.post(
         f"{API}/templates/{tpl['id']}/preview",

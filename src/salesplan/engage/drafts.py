@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
+from salesplan.engage import render as merge
 from salesplan.engage.repository import DraftRepository
 from salesplan.engage.schemas import DraftIn, DraftPatch
 from salesplan.kit.pagination import CursorCodec, ListParams
@@ -46,6 +47,9 @@ async def _check_draft_refs(
 async def create_draft(session: AsyncSession, ctx: RequestContext, data: DraftIn) -> EngageDraft:
     fields = data.model_dump()
     await _check_draft_refs(session, ctx, fields)
+    await merge.check_renders(
+        fields.get("subject"), fields.get("body"), fields.get("body_html"), unparsed_passes=True
+    )
     draft = EngageDraft(created_by_id=ctx.user_id, **fields)
     return await DraftRepository(session, ctx).insert(draft)
 
@@ -58,6 +62,12 @@ async def update_draft(
     drafts = DraftRepository(session, ctx)
     draft = await drafts.get(draft_id)
     await _check_draft_refs(session, ctx, sent)
+    after = {
+        name: sent.get(name, getattr(draft, name)) for name in ("subject", "body", "body_html")
+    }
+    await merge.check_renders(
+        after["subject"], after["body"], after["body_html"], unparsed_passes=True
+    )
     return await drafts.update(draft, sent)
 
 

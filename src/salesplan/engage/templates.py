@@ -42,16 +42,21 @@ async def get_template(
     return await TemplateRepository(session, ctx).get(template_id)
 
 
-def _check_template_sources(subject: str | None, body: str | None, body_html: str | None) -> None:
+async def _check_template_sources(
+    subject: str | None, body: str | None, body_html: str | None
+) -> None:
+    """A 400 naming the field that does not parse, then a 422 when it does not render within
+    its budget (contract §12)."""
     merge.check_syntax(subject, "subject")
     merge.check_syntax(body, "body")
     merge.check_syntax(body_html, "bodyHtml")
+    await merge.check_renders(subject, body, body_html)
 
 
 async def create_template(
     session: AsyncSession, ctx: RequestContext, data: TemplateIn
 ) -> EngageTemplate:
-    _check_template_sources(data.subject, data.body, data.body_html)
+    await _check_template_sources(data.subject, data.body, data.body_html)
     return await TemplateRepository(session, ctx).insert(EngageTemplate(**data.model_dump()))
 
 
@@ -68,7 +73,7 @@ async def update_template(
     }
     if after["channel"] == "EMAIL" and not after["subject"]:
         raise ValidationFailed.at(["body", "subject"], "subject is required for an EMAIL template.")
-    _check_template_sources(after["subject"], after["body"], after["body_html"])
+    await _check_template_sources(after["subject"], after["body"], after["body_html"])
     return await templates.update(template, sent)
 
 
@@ -107,12 +112,29 @@ async def render_for_contact(
     body_html: str | None,
 ) -> merge.Rendered:
     """Merge fields for `contact` (its account, the caller as sender, the organization); with no
-    contact (a send to a bare address) the contact and account fields render empty."""
+    contact (a send to a bare address) the contact and account fields render empty. A render
+    that stops is a 422 (`merge.RenderFailure.error`)."""
+    result = await try_render_for_contact(session, ctx, contact, subject, body, body_html)
+    if isinstance(result, merge.RenderFailure):
+        raise result.error()
+    return result
+
+
+async def try_render_for_contact(
+    session: AsyncSession,
+    ctx: RequestContext,
+    contact: Contact | None,
+    subject: str | None,
+    body: str,
+    body_html: str | None,
+) -> merge.Rendered | merge.RenderFailure:
+    """`render_for_contact`, answering why a render stopped instead of raising it."""
     account = await session.get(Account, contact.account_id) if contact is not None else None
     sender = await session.get(User, ctx.user_id) if ctx.user_id else None
     organization = await session.get(Organization, ctx.organization_id)
     context = merge.merge_context(contact or Contact(), account, sender, organization)
-    return merge.render(subject, body, body_html, context)
+    (result,) = await merge.render_many([merge.Job(subject, body, body_html, context)])
+    return result
 
 
 async def sendable_content(

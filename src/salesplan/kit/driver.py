@@ -33,6 +33,8 @@ from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import sqltypes
 
+from salesplan.db import closed_connection_error
+
 
 @dataclass(frozen=True)
 class _Compiled:
@@ -198,9 +200,9 @@ async def transaction(conn: AsyncConnection) -> AsyncIterator[AsyncConnection]:
 
 
 def _connection_lost(exc: BaseException) -> bool:
-    name = type(exc).__name__
     return (
         isinstance(exc, OSError | TimeoutError)
-        or name in ("InterfaceError", "ConnectionDoesNotExistError", "InternalClientError")
+        or closed_connection_error(exc)
+        or type(exc).__name__ == "InternalClientError"
         or str(getattr(exc, "sqlstate", "") or "").startswith("08")
     )

@@ -6,6 +6,7 @@ whitespace out (`WHITESPACE`) because Python's `\\s` and ECMA-262's disagree."""
 from __future__ import annotations
 
 import re
+from email.utils import parseaddr
 
 from salesplan.kit.schemas import WHITESPACE
 
@@ -15,3 +16,12 @@ EMAIL = re.compile(EMAIL_PATTERN)
 
 def is_email(value: str) -> bool:
     return EMAIL.match(value) is not None
+
+
+def mailbox(value: str) -> str:
+    """The address `value` names, as suppression compares it (contract §12): display name,
+    angle brackets, quotes, comments and case removed, so that `Opt Out <optout@x.example>`,
+    `"optout@x.example"` and `OPTOUT@X.EXAMPLE (comment)` are all `optout@x.example` — the
+    address SMTP delivers to."""
+    address = parseaddr(value)[1] or value
+    return address.strip().strip('"').strip().lower()

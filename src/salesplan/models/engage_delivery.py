@@ -92,6 +92,13 @@ class EngageReply(IdMixin, TenantMixin, Base):
     __display_name__ = "Reply"
     __table_args__ = (
         Index("ix_engage_replies_org_received", "organization_id", "received_at", "id"),
+        # The same Message-ID delivered twice to one organization is stored once (§12).
+        Index(
+            "uq_engage_replies_org_rfc_message_id",
+            "organization_id",
+            "rfc_message_id",
+            unique=True,
+        ),
     )
 
     message_id: Mapped[uuid.UUID | None] = mapped_column(

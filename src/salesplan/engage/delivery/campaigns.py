@@ -34,9 +34,10 @@ from salesplan.config import Settings
 from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
 from salesplan.engage.delivery.sequence import LIVE
-from salesplan.engage.delivery.service import outbox_message
-from salesplan.errors import AppError, Conflict, Unprocessable
+from salesplan.engage.delivery.service import fail_unrendered, outbox_message
+from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -156,7 +157,7 @@ async def schedule(
         if account_ids
         else {}
     )
-    emails = {c.email.strip().lower() for c in contacts.values() if c.email}
+    emails = {mailbox(c.email) for c in contacts.values() if c.email}
     suppressed = (
         set(
             (
@@ -175,6 +176,10 @@ async def schedule(
     organization = await session.get(Organization, org_id)
     now = utcnow()
 
+    # First what each enrollment's step is, and the renders it needs; then every render of the
+    # batch in one call to the render pool (off the event loop, within its budget).
+    planned: list[tuple[EngageEnrollment, int, str, str | None, Any]] = []
+    jobs: list[merge.Job] = []
     for enrollment in enrollments:
         first = enrollment.state == "pending"
         index = 0 if first else enrollment.current_step + 1
@@ -197,24 +202,47 @@ async def schedule(
             to = contact.email
             if not to:
                 problem = "no_email"
-            elif to.strip().lower() in suppressed:
+            elif mailbox(to) in suppressed:
                 problem = "suppressed"
         elif channel == "LINKEDIN":
             to = contact.linkedin_url
-        if problem is None:
-            assert contact is not None and template is not None
-            account = accounts.get(contact.account_id) if contact.account_id else None
-            context = merge.merge_context(contact, account, sender, organization)
-            try:
-                rendered = merge.render(
-                    template.subject, template.body, template.body_html, context
-                )
-            except AppError:
-                problem = "template_error"
         if problem is not None:
             if first:
                 result.skipped[problem] += 1
             _finish(enrollment, "skipped" if first else "stopped", problem, now)
+            continue
+        assert contact is not None and template is not None
+        account = accounts.get(contact.account_id) if contact.account_id else None
+        context = merge.merge_context(contact, account, sender, organization)
+        jobs.append(merge.Job(template.subject, template.body, template.body_html, context))
+        planned.append((enrollment, index, channel, to, send_at))
+
+    renders = await merge.render_many(jobs)
+    for (enrollment, index, channel, to, send_at), job, rendered in zip(
+        planned, jobs, renders, strict=True
+    ):
+        first = enrollment.state == "pending"
+        if isinstance(rendered, merge.RenderFailure):
+            # The step's message is written `failed` with the reason (contract §12), and the
+            # contact's sequence ends there.
+            failed = outbox_message(
+                settings,
+                organization_id=org_id,
+                channel=channel,
+                contact_id=enrollment.contact_id,
+                to=to,
+                subject=job.subject,
+                body=job.body,
+                body_html=job.body_html,
+                campaign_id=campaign.id,
+                enrollment_id=enrollment.id,
+                step_index=index,
+            )
+            fail_unrendered(failed, rendered.reason)
+            session.add(failed)
+            if first:
+                result.skipped["template_error"] += 1
+            _finish(enrollment, "skipped" if first else "stopped", "template_error", now)
             continue
         message = outbox_message(
             settings,

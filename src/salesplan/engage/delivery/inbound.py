@@ -3,9 +3,10 @@ delivery status notifications (RFC 3464) and complaint reports (RFC 5965)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser, HeaderParser
@@ -14,15 +15,23 @@ from typing import Any
 
 import nh3
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import sequence
+from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox
 from salesplan.kit.scoping import scoped
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
+log = logging.getLogger("salesplan.engage.inbound")
+
 _MSGID = re.compile(r"<[^<>\s]+>")
+# At most this many ids of a `References` or `In-Reply-To` header are considered (contract §12):
+# a header of 40,000 ids is one lookup of 100, not a statement over the driver's limit.
+MAX_REFERENCED_IDS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +44,9 @@ class OrganizationScope:
 async def suppress(
     session: AsyncSession, organization_id: uuid.UUID, email: str, reason: str
 ) -> None:
-    """Put an address on the organization's suppression list (the first reason stays)."""
-    address = email.strip().lower()
+    """Put an address on the organization's suppression list (the first reason stays), as the
+    address it names (kit.email.mailbox: `Opt Out <optout@x.example>` is optout@x.example)."""
+    address = mailbox(email)
     if not address:
         return
     scope = OrganizationScope(organization_id)
@@ -73,26 +83,92 @@ async def _message_by_rfc_id(
     return None
 
 
-def _ids(value: Any) -> list[str]:
-    return _MSGID.findall(str(value or ""))
+def _ids(value: Any, *, newest: bool = False) -> list[str]:
+    """The message ids of a header, at most MAX_REFERENCED_IDS: its first ones, or with
+    `newest` its last ones (`References` lists the oldest first)."""
+    found = _MSGID.findall(str(value or ""))
+    return found[-MAX_REFERENCED_IDS:] if newest else found[:MAX_REFERENCED_IDS]
+
+
+@dataclass
+class Inbound:
+    """What a received message says, read before anything is stored."""
+
+    kind: str  # reply | dsn | complaint
+    # A report: the returned message's id; a reply: In-Reply-To, then References newest first.
+    original_ids: list[str]
+    statuses: list[tuple[str, str, str]] = field(default_factory=list)  # action, status, diag.
+    from_address: str = ""
+    subject: str | None = None
+    text: str = ""
+    html: str | None = None
+    message_id: str | None = None
 
 
 async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: bytes) -> str:
-    """Store what the message means; answers what it was (`reply`, `dsn`, `complaint`)."""
-    mail = BytesParser(policy=policy.default).parsebytes(raw)
+    """Store what the message means; answers what it was (`reply`, `dsn`, `complaint`).
+    Any charset, malformed MIME and NUL bytes are read best effort (contract §12); a message
+    that cannot be read at all is a 400 with `details.reason` `malformed_mail`."""
+    try:
+        inbound = read_email(raw)
+    except Exception:
+        log.info("inbound e-mail not readable", exc_info=True)
+        raise ValidationFailed(
+            "The message cannot be read as an e-mail.", details={"reason": "malformed_mail"}
+        ) from None
     scope = OrganizationScope(organization_id)
+    if inbound.kind == "dsn":
+        await _delivery_status(session, scope, inbound)
+    elif inbound.kind == "complaint":
+        original = await _message_by_rfc_id(session, scope, inbound.original_ids)
+        if original is not None and original.to_address:
+            await suppress(session, organization_id, original.to_address, "complaint")
+    else:
+        await _reply_once(session, scope, inbound)
+    return inbound.kind
+
+
+def read_email(raw: bytes) -> Inbound:
+    mail = BytesParser(policy=policy.default).parsebytes(raw)
     if mail.get_content_type() == "multipart/report":
         report = str(mail.get_param("report-type") or "").lower()
         if report == "delivery-status":
-            await _delivery_status(session, scope, mail)
-            return "dsn"
+            return Inbound("dsn", _original_ids(mail), _statuses(mail))
         if report == "feedback-report":
-            original = await _message_by_rfc_id(session, scope, _original_ids(mail))
-            if original is not None and original.to_address:
-                await suppress(session, organization_id, original.to_address, "complaint")
-            return "complaint"
-    await _reply(session, scope, mail)
-    return "reply"
+            return Inbound("complaint", _original_ids(mail))
+    refs = _ids(_header(mail, "References"), newest=True)
+    raw_html = _part_text(mail, "html")
+    text = _part_text(mail, "plain")
+    if text is None:
+        text = nh3.clean(raw_html, tags=set()).strip() if raw_html is not None else ""
+    return Inbound(
+        "reply",
+        _ids(_header(mail, "In-Reply-To")) + list(reversed(refs)),
+        from_address=parseaddr(_header(mail, "From"))[1][:320],
+        subject=_header(mail, "Subject")[:998] or None,
+        text=text,
+        html=nh3.clean(raw_html) if raw_html is not None else None,
+        message_id=next(iter(_ids(_header(mail, "Message-ID"))), None),
+    )
+
+
+def _clean(text: str) -> str:
+    """Storable text: bytes the parser kept as surrogates decoded as UTF-8 with replacement,
+    NUL characters dropped (PostgreSQL's text cannot hold them)."""
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text.replace("\x00", "")
+
+
+def _header(mail: Message, name: str) -> str:
+    """A header's text, best effort: the raw value when the policy cannot parse it."""
+    try:
+        value = str(mail.get(name) or "")
+    except Exception:
+        value = next((str(v) for k, v in mail.raw_items() if k.lower() == name.lower()), "")
+    return _clean(value)
 
 
 def _original_ids(mail: Message) -> list[str]:
@@ -108,38 +184,46 @@ def _original_ids(mail: Message) -> list[str]:
             inner = part.get_payload()
             if isinstance(inner, list) and inner and isinstance(inner[0], Message):
                 return _ids(inner[0].get("Message-ID"))
-    return _ids(mail.get("In-Reply-To")) + _ids(mail.get("References"))
+    return _ids(_header(mail, "In-Reply-To")) + _ids(_header(mail, "References"), newest=True)
 
 
-def _status_blocks(mail: Message) -> list[Message]:
+def _statuses(mail: Message) -> list[tuple[str, str, str]]:
+    """(action, status, diagnostic) of each recipient block of a DSN's delivery-status part."""
     for part in mail.walk():
         if part.get_content_type() == "message/delivery-status":
             payload = part.get_payload()
             if isinstance(payload, list):
-                return [p for p in payload if isinstance(p, Message)]
+                return [
+                    (
+                        _header(block, "Action").strip().lower(),
+                        _header(block, "Status").strip(),
+                        _header(block, "Diagnostic-Code").strip(),
+                    )
+                    for block in payload
+                    if isinstance(block, Message)
+                ]
     return []
 
 
-async def _delivery_status(session: AsyncSession, scope: OrganizationScope, mail: Message) -> None:
-    message = await _message_by_rfc_id(session, scope, _original_ids(mail))
+async def _delivery_status(
+    session: AsyncSession, scope: OrganizationScope, inbound: Inbound
+) -> None:
+    """A DSN changes the one message of this organization it names (its Message-ID), and
+    suppresses that message's recipient only."""
+    message = await _message_by_rfc_id(session, scope, inbound.original_ids)
     if message is None:
         return
     now = utcnow()
-    for block in _status_blocks(mail):
-        action = str(block.get("Action") or "").strip().lower()
-        status = str(block.get("Status") or "").strip()
-        diagnostic = str(block.get("Diagnostic-Code") or "").strip()
+    for action, status, diagnostic in inbound.statuses:
         if action == "failed" and status.startswith("5"):
             message.status = "bounced"
             message.bounced_at = message.bounced_at or now
             message.last_error = (f"{status} {diagnostic}".strip())[:1000]
             message.next_attempt_at = None
-            recipient = parseaddr(
-                str(block.get("Final-Recipient") or "").split(";", 1)[-1].strip()
-            )[1]
-            await suppress(
-                session, scope.organization_id, recipient or message.to_address or "", "hard_bounce"
-            )
+            # Only the named message's own recipient (contract §12): a report's
+            # Final-Recipient is whatever its sender wrote, not a reason to suppress anyone.
+            if message.to_address:
+                await suppress(session, scope.organization_id, message.to_address, "hard_bounce")
         elif action == "delivered" and message.status in ("sent", "sending"):
             message.status = "delivered"
             message.delivered_at = message.delivered_at or now
@@ -147,25 +231,60 @@ async def _delivery_status(session: AsyncSession, scope: OrganizationScope, mail
 
 
 def _part_text(mail: EmailMessage, subtype: str) -> str | None:
-    part = mail.get_body(preferencelist=(subtype,))
+    """The text of the message's text/`subtype` body, decoded best effort: an unknown or
+    broken charset is read as UTF-8 with replacement characters."""
+    try:
+        part = mail.get_body(preferencelist=(subtype,))
+    except Exception:
+        return None
     if part is None or part.get_content_type() != f"text/{subtype}":
         return None
-    content = part.get_content()
-    return content if isinstance(content, str) else None
+    try:
+        content = part.get_content()
+        if isinstance(content, str):
+            return _clean(content)
+    except Exception:  # an unknown charset (LookupError), a broken transfer encoding
+        pass
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return None
+    charset = str(part.get_content_charset() or "utf-8")
+    try:
+        text = payload.decode(charset, "replace")
+    except LookupError:
+        text = payload.decode("utf-8", "replace")
+    return _clean(text)
 
 
-async def _reply(session: AsyncSession, scope: OrganizationScope, mail: EmailMessage) -> None:
-    refs = _ids(mail.get("References"))
-    message = await _message_by_rfc_id(
-        session, scope, _ids(mail.get("In-Reply-To")) + list(reversed(refs))
+async def _stored(session: AsyncSession, scope: OrganizationScope, rfc_message_id: str) -> bool:
+    stmt = scoped(select(EngageReply.id), scope, EngageReply).where(
+        EngageReply.rfc_message_id == rfc_message_id
     )
-    raw_html = _part_text(mail, "html")
-    html = nh3.clean(raw_html) if raw_html is not None else None
-    text = _part_text(mail, "plain")
-    if text is None:
-        text = nh3.clean(raw_html, tags=set()).strip() if raw_html is not None else ""
+    return (await session.execute(stmt.limit(1))).first() is not None
+
+
+async def _reply_once(session: AsyncSession, scope: OrganizationScope, inbound: Inbound) -> None:
+    """Store the reply once per Message-ID in the organization (contract §12). A delivery
+    repeated later finds it; one at the same moment meets the unique index: its transaction is
+    rolled back (it wrote nothing else) and it answers as the first did."""
+    rfc_id = inbound.message_id[:255] if inbound.message_id else None
+    if rfc_id is not None and await _stored(session, scope, rfc_id):
+        return
+    try:
+        await _reply(session, scope, inbound, rfc_id)
+    except IntegrityError:
+        await session.rollback()
+        if rfc_id is None or not await _stored(session, scope, rfc_id):
+            raise
+
+
+async def _reply(
+    session: AsyncSession, scope: OrganizationScope, inbound: Inbound, rfc_id: str | None
+) -> None:
+    """The reply, threaded to the message it answers (the feed records it as it is flushed)."""
+    message = await _message_by_rfc_id(session, scope, inbound.original_ids)
     now = utcnow()
-    sender = parseaddr(str(mail.get("From") or ""))[1][:320]
+    sender = inbound.from_address
     contact_id = message.contact_id if message is not None else None
     if contact_id is None:  # a plain send to an address, or a new mail: the sender's contact
         contact_id = await sequence.contact_of(session, scope.organization_id, sender)
@@ -174,15 +293,16 @@ async def _reply(session: AsyncSession, scope: OrganizationScope, mail: EmailMes
         message_id=message.id if message is not None else None,
         contact_id=contact_id,
         campaign_id=message.campaign_id if message is not None else None,
-        from_address=sender,
-        subject=str(mail.get("Subject") or "")[:998] or None,
-        text=text,
-        html=html,
-        rfc_message_id=next(iter(_ids(mail.get("Message-ID"))), None),
+        from_address=inbound.from_address,
+        subject=inbound.subject,
+        text=inbound.text,
+        html=inbound.html,
+        rfc_message_id=rfc_id,
         received_at=now,
         created_at=now,
     )
     session.add(reply)
+    await session.flush()
     if message is not None:
         message.replied_at = message.replied_at or now
         if message.campaign_id is not None and message.contact_id is not None:

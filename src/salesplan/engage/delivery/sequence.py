@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
@@ -135,6 +135,18 @@ async def contact_of(
     return found
 
 
+def _names(column: Any, address: str) -> Any:
+    """`column` (lower-cased) names `address` (already kit.email.mailbox'd): the address itself,
+    in angle brackets after a display name, quoted, or followed by a comment."""
+    pattern = address.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return or_(
+        column == address,
+        column == f'"{address}"',
+        column.like(f"%<{pattern}>", escape="\\"),
+        column.like(f"{pattern} (%", escape="\\"),
+    )
+
+
 async def stop_for_address(
     session: AsyncSession, organization_id: uuid.UUID, address: str, reason: str
 ) -> None:
@@ -143,10 +155,10 @@ async def stop_for_address(
     await _cancel_waiting(
         session,
         EngageMessage.organization_id == organization_id,
-        func.lower(EngageMessage.to_address) == address,
+        _names(func.lower(EngageMessage.to_address), address),
     )
     contacts = select(Contact.id).where(
-        Contact.organization_id == organization_id, func.lower(Contact.email) == address
+        Contact.organization_id == organization_id, _names(func.lower(Contact.email), address)
     )
     await _end_live(
         session,

@@ -20,9 +20,11 @@ from salesplan.engage.delivery.schemas import (
     AnalyticsTotals,
     SendMessageIn,
 )
+from salesplan.engage.render import RenderFailure
 from salesplan.engage.repository import QueueRepository, ReplyRepository
 from salesplan.errors import RateLimited, Unprocessable, ValidationFailed
 from salesplan.kit.clock import isoformat, utcnow
+from salesplan.kit.email import mailbox
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
@@ -50,7 +52,8 @@ def rfc_message_id(message_id: uuid.UUID, settings: Settings) -> str:
 
 
 def normalize_email(address: str) -> str:
-    return address.strip().lower()
+    """The address as the suppression list holds it (kit.email.mailbox)."""
+    return mailbox(address)
 
 
 async def is_suppressed(session: AsyncSession, ctx: TenantScope, email: str) -> str | None:
@@ -70,23 +73,25 @@ async def paused_until(session: AsyncSession, sender: str) -> datetime | None:
 
 async def message_content(
     session: AsyncSession, ctx: RequestContext, data: SendMessageIn, contact: Contact | None
-) -> tuple[str | None, str, str | None]:
-    """(subject, body, bodyHtml) of a send: a template's or draft's text rendered for the
-    contact (subject and body sent beside them win), else the subject and body sent."""
+) -> tuple[str | None, str, str | None, str | None]:
+    """(subject, body, bodyHtml, renderFailure) of a send: a template's or draft's text rendered
+    for the contact (subject and body sent beside them win), else the subject and body sent.
+    When the render stops (contract §12: over its time or output budget, or an error) the
+    sources come back unrendered with the reason, and the message is written `failed`."""
     if data.template_id is None and data.draft_id is None:
-        return data.subject, data.body or "", data.body_html
+        return data.subject, data.body or "", data.body_html, None
     subject, body, body_html = await engage_templates.sendable_content(
         session, ctx, channel=data.channel, template_id=data.template_id, draft_id=data.draft_id
     )
-    rendered = await engage_templates.render_for_contact(
-        session,
-        ctx,
-        contact,
-        data.subject if data.subject is not None else subject,
-        data.body or body,
-        data.body_html if data.body_html is not None else body_html,
+    subject = data.subject if data.subject is not None else subject
+    body = data.body or body
+    body_html = data.body_html if data.body_html is not None else body_html
+    rendered = await engage_templates.try_render_for_contact(
+        session, ctx, contact, subject, body, body_html
     )
-    return rendered.subject, rendered.body, rendered.body_html
+    if isinstance(rendered, RenderFailure):
+        return subject, body, body_html, rendered.reason
+    return rendered.subject, rendered.body, rendered.body_html, None
 
 
 async def send_message(
@@ -131,14 +136,14 @@ async def send_message(
             "(salesplan admin set-integration --slack-webhook-url).",
             details={"field": "channel", "reason": "slack_not_configured"},
         )
-    subject, body, body_html = await message_content(session, ctx, data, contact)
+    subject, body, body_html, render_failure = await message_content(session, ctx, data, contact)
     now = utcnow()
     scheduled = data.scheduled_at
     if scheduled is not None and scheduled.tzinfo is None:
         scheduled = scheduled.replace(tzinfo=UTC)
     in_future = scheduled is not None and scheduled > now
     sender = sender_of(data.channel, ctx.organization_id)
-    if sender is not None and not in_future:
+    if sender is not None and not in_future and render_failure is None:
         until = await paused_until(session, sender)
         if until is not None:
             seconds = max(1, math.ceil((until - now).total_seconds()))
@@ -166,11 +171,22 @@ async def send_message(
         body_html=body_html,
         send_at=scheduled if in_future else None,
     )
+    if render_failure is not None:
+        fail_unrendered(message, render_failure)
     session.add(message)
     await session.flush()
-    if not message.manual:
+    if not message.manual and render_failure is None:
         await wake_worker(session)
     return message
+
+
+def fail_unrendered(message: EngageMessage, reason: str) -> None:
+    """A message whose render stopped (contract §12): `failed`, never taken by the worker, its
+    `lastError` the reason (template_too_expensive or template_error)."""
+    message.status = "failed"
+    message.last_error = reason
+    message.next_attempt_at = None
+    message.scheduled_at = None
 
 
 def outbox_message(
