@@ -76,7 +76,14 @@ async def test_the_mcp_tool_table_lists_every_tool(app: object) -> None:
     from salesplan.mcp.registry import TOOLS
 
     assert TOOLS, "the app registers its tools"
-    missing = set(TOOLS) - _table_tools()
+    # The server's own tools (test modules may register probes of their own).
+    served = {
+        name
+        for name, spec in TOOLS.items()
+        if spec.run is None or spec.run.__module__.startswith("salesplan.")
+    }
+    assert "createAccount" in served
+    missing = served - _table_tools()
     assert not missing, f"tools missing from the README's MCP table: {sorted(missing)}"
     for feed_tool in ("getAccountInbox", "getCommunicationAnalytics", "listNeedsAttention"):
         assert feed_tool in _table_tools()
