@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,6 +25,9 @@ from salesplan.app import create_app
 from salesplan.config import Settings
 from salesplan.models import Base
 
+# The embedded default's data folder (§15) is one of this run, never the real home's: for the
+# tests' own Settings() and every subprocess they start.
+os.environ["SALESPLAN_DATA_DIR"] = tempfile.mkdtemp(prefix="salesplan-test-data-")
 REQUIRE_SERVICES = os.environ.get("SALESPLAN_REQUIRE_SERVICES") == "1"
 PG_URL = os.environ.get("SALESPLAN_TEST_DATABASE_URL", "")
 REDIS_URL = os.environ.get("SALESPLAN_TEST_REDIS_URL", "")

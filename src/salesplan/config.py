@@ -16,7 +16,11 @@ class Settings(BaseSettings):
         env_prefix="SALESPLAN_", env_file=".env", extra="ignore", frozen=False
     )
 
-    database_url: str = "sqlite+aiosqlite:///./salesplan.db"
+    # The embedded database and the generated secret live in `data_dir` (§15): the same folder
+    # whatever the current directory, created on first use. An unset (or empty) database_url
+    # is the SQLite file `salesplan.db` there.
+    data_dir: Path = Path("~/.local/share/salesplan")
+    database_url: str = ""
     redis_url: str | None = None
     # Every Redis key starts with this (several deployments or test runs can share one Redis).
     redis_prefix: str = "salesplan:"
@@ -73,6 +77,26 @@ class Settings(BaseSettings):
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
 
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        return value.expanduser().absolute()
+
+    @property
+    def embedded_database_url(self) -> str:
+        """The default: the SQLite file in the data folder."""
+        return f"sqlite+aiosqlite:///{self.data_dir / 'salesplan.db'}"
+
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the database is the embedded default (SALESPLAN_DATABASE_URL unset)."""
+        return self.database_url == self.embedded_database_url
+
+    def make_data_dir(self) -> None:
+        """Create the data folder (owner only) when the embedded default is used."""
+        if self.uses_data_dir:
+            self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
@@ -95,14 +119,15 @@ class Settings(BaseSettings):
     def signing_key(self) -> bytes:
         """The key that signs cursors, sessions and tracking links.
 
-        The embedded default generates one on first use and keeps it beside the SQLite file, so
-        that cursors and sessions survive restarts; PostgreSQL deployments must set it.
+        The embedded default generates one on first use and keeps it in the data folder (beside
+        an explicitly configured SQLite file), so that cursors and sessions survive restarts;
+        PostgreSQL deployments must set it.
         """
         if self.secret_key:
             return self.secret_key.encode()
         if not self.is_sqlite:
             raise RuntimeError("SALESPLAN_SECRET_KEY is required when the database is PostgreSQL")
-        path = self.data_dir / "salesplan.secret"
+        path = self.sqlite_folder / "salesplan.secret"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(secrets.token_urlsafe(48))
@@ -110,13 +135,15 @@ class Settings(BaseSettings):
         return path.read_text().strip().encode()
 
     @property
-    def data_dir(self) -> Path:
-        """Folder of the embedded SQLite database (the current folder for an in-memory one)."""
+    def sqlite_folder(self) -> Path:
+        """Folder of the SQLite database file (the data folder for an in-memory one)."""
         _, _, rest = self.database_url.partition(":///")
         if not rest or rest.startswith(":memory:"):
-            return Path(".")
+            return self.data_dir
         return Path(rest.split("?", 1)[0]).expanduser().resolve().parent
 
     def model_post_init(self, __context: Any) -> None:
+        if not self.database_url:
+            self.database_url = self.embedded_database_url
         if isinstance(self.rate_limits, str):  # pragma: no cover - pydantic parses JSON already
             raise TypeError("SALESPLAN_RATE_LIMITS must be a JSON object")

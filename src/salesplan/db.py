@@ -58,6 +58,7 @@ def create_engine(settings: Settings, **kwargs: Any) -> AsyncEngine:
     # never in a logged traceback.
     kwargs.setdefault("hide_parameters", True)
     if settings.is_sqlite:
+        settings.make_data_dir()  # the embedded default's folder, created on first use
         engine = create_async_engine(settings.database_url, **_sqlite_pool(settings), **kwargs)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine

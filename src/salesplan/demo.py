@@ -1,7 +1,9 @@
 """`salesplan demo`: a demo organization, a user to sign in with, and a fresh API key.
 
-The data is loaded once; running it again only prints a new key. Each domain adds its part to
-`DEMO_LOADERS` (accounts, contacts, plans, maps, templates)."""
+The data is loaded once; running it again only prints a new key, revoking the one printed
+before (keys are stored hashed: the old one cannot be shown again, and runs do not pile up
+full-scope keys). The password is printed while it is still the demo's. Each domain adds its
+part to `DEMO_LOADERS` (accounts, contacts, plans, maps, templates)."""
 
 from __future__ import annotations
 
@@ -11,15 +13,17 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth.passwords import verify_password
 from salesplan.auth.principal import RequestContext
-from salesplan.auth.tokens import create_api_key
+from salesplan.auth.tokens import create_api_key, revoke_api_key
 from salesplan.kit.ids import uuid7
-from salesplan.models.identity import Organization, User
+from salesplan.models.identity import ApiKey, Organization, User
 from salesplan.organizations.service import add_user, create_organization
 
 DEMO_SLUG = "acme-demo"
 DEMO_EMAIL = "demo@salesplan.example"
 DEMO_PASSWORD = "salesplan-demo"
+DEMO_KEY_NAME = "demo"
 
 DemoLoader = Callable[[AsyncSession, Organization, User], Awaitable[None]]
 DEMO_LOADERS: list[DemoLoader] = []
@@ -30,9 +34,10 @@ class DemoResult:
     organization_id: str
     user_id: str
     email: str
-    password: str
+    password: str | None  # None: changed since the demo was loaded
     api_key: str
     created: bool
+    revoked_keys: int = 0
 
 
 async def load_demo(session: AsyncSession) -> DemoResult:
@@ -55,8 +60,22 @@ async def load_demo(session: AsyncSession) -> DemoResult:
             await loader(session, org, user)
     else:
         user = (await session.execute(select(User).where(User.email == DEMO_EMAIL))).scalar_one()
-    _, raw = await create_api_key(session, user_id=user.id, name="demo")
-    return DemoResult(str(org.id), str(user.id), DEMO_EMAIL, DEMO_PASSWORD, raw, created)
+    earlier = (
+        await session.execute(
+            select(ApiKey.id).where(
+                ApiKey.user_id == user.id,
+                ApiKey.name == DEMO_KEY_NAME,
+                ApiKey.revoked_at.is_(None),
+            )
+        )
+    ).scalars()
+    revoked = 0
+    for key_id in list(earlier):
+        await revoke_api_key(session, user_id=user.id, key_id=key_id)
+        revoked += 1
+    _, raw = await create_api_key(session, user_id=user.id, name=DEMO_KEY_NAME)
+    password = DEMO_PASSWORD if verify_password(user.password_hash, DEMO_PASSWORD) else None
+    return DemoResult(str(org.id), str(user.id), DEMO_EMAIL, password, raw, created, revoked)
 
 
 async def _load_crm(session: AsyncSession, org: Organization, user: User) -> None:

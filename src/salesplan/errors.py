@@ -163,13 +163,42 @@ async def _app_error(request: Request, exc: Exception) -> Response:
     return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
 
 
+# A body that is not a JSON object as a whole: what a JSON operation gets when the request's
+# Content-Type is not JSON (FastAPI then hands the model the raw bytes).
+_NOT_AN_OBJECT = frozenset({"model_attributes_type", "dict_type", "model_type"})
+
+
+def _not_json(request: Request, errors: list[dict[str, Any]]) -> str | None:
+    """The request's media type when a JSON body was expected and another was sent."""
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return None
+    whole_body = any(
+        tuple(e.get("loc", ())) == ("body",) and e.get("type") in _NOT_AN_OBJECT for e in errors
+    )
+    return (media or "none") if whole_body else None
+
+
 async def _request_validation(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    media = _not_json(request, errors)
+    if media is not None:
+        message = f"The body must be JSON: send Content-Type: application/json (got {media})."
+        return error_response(
+            ValidationFailed.status,
+            ValidationFailed.code,
+            message,
+            {
+                "errors": [{"location": ["body"], "message": message}],
+                "expectedContentType": "application/json",
+            },
+        )
     return error_response(
         ValidationFailed.status,
         ValidationFailed.code,
         ValidationFailed.message,
-        {"errors": validation_errors(exc.errors())},
+        {"errors": validation_errors(errors)},
     )
 
 

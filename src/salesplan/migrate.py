@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 from alembic import command
@@ -22,9 +23,14 @@ def alembic_config(database_url: str | None = None) -> Config:
     return cfg
 
 
-def upgrade(database_url: str, revision: str = "head") -> None:
-    """Apply migrations (runs its own event loop: call it outside one)."""
-    command.upgrade(alembic_config(database_url), revision)
+def upgrade(database_url: str, revision: str = "head") -> int:
+    """Apply migrations (runs its own event loop: call it outside one); answers how many
+    revisions were applied (0: the database was up to date)."""
+    cfg = alembic_config(database_url)
+    applied: list[str] = []
+    cfg.attributes["on_version_apply"] = lambda **kw: applied.append(str(kw["step"].up_revision_id))
+    command.upgrade(cfg, revision)
+    return len(applied)
 
 
 def upgrade_connection(connection: Connection, revision: str = "head") -> None:
@@ -72,6 +78,8 @@ def connection_problem(exc: BaseException, database_url: str) -> str | None:
         if "unable to open database file" in texts:
             folder = Path(url.database or ".").expanduser().parent
             return f"cannot open the SQLite database {url.database}: create the folder {folder}."
+        if "file is not a database" in texts:
+            return f"{url.database} is not a SQLite database: check SALESPLAN_DATABASE_URL."
         return None
     where = f"{url.host or 'localhost'}:{url.port or 5432}"
     name = url.database or "postgres"
@@ -84,8 +92,17 @@ def connection_problem(exc: BaseException, database_url: str) -> str | None:
             f"createdb -h {url.host or 'localhost'} -p {url.port or 5432}{user} {name} "
             "(see docs/deployment.md)."
         )
-    if any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)):
+    chain = _chain(exc)
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or (
+        "Connect call failed" in texts
+    ):
         return f"cannot connect to PostgreSQL at {where}: is it running?"
+    if any(isinstance(e, socket.gaierror) for e in chain):
+        return f"cannot find the PostgreSQL host {url.host!r}: check SALESPLAN_DATABASE_URL."
+    if any(isinstance(e, TimeoutError) for e in chain):
+        return f"PostgreSQL at {where} did not answer in time: is it reachable from here?"
     if "password authentication failed" in texts:
         return f"PostgreSQL at {where} refused the user or password of SALESPLAN_DATABASE_URL."
+    if any(type(e).__name__ == "UndefinedTableError" for e in chain):
+        return f'database "{name}" on {where} has no tables yet: run `salesplan migrate` first.'
     return None

@@ -196,7 +196,7 @@ async def test_search_is_a_case_insensitive_substring_of_name_or_domain(client, 
 
 async def test_list_filters_by_owner(client, actor) -> None:
     await create(client, actor, name="Mine", ownerId=str(actor.user.id))
-    await create(client, actor, name="Nobody's")
+    await create(client, actor, name="Nobody's", ownerId=None)  # left out: the caller's
     resp = await client.get(
         "/api/v1/accounts", params={"ownerId": str(actor.user.id)}, headers=actor.headers
     )

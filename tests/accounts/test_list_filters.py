@@ -45,7 +45,8 @@ async def test_filters_alone_and_together_with_changing_values(client, actor, db
     assert await names(client, actor, crmId="C-3") == []
     assert await names(client, actor, crmId="C-3", includeArchived="true") == ["Gamma"]
     assert await names(client, actor, ownerId=str(owner.id), sortBy="name") == ["Beta", "Delta"]
-    assert await names(client, actor, ownerId=str(actor.user.id)) == []
+    # Created without ownerId by a user's key: the caller's (issue 29, REST and MCP alike).
+    assert await names(client, actor, ownerId=str(actor.user.id)) == ["Alpha 100%"]
     # search: name or domain, case-insensitive; LIKE wildcards are literal characters.
     assert await names(client, actor, search="ALPHA", sortBy="name") == ["Alpha 100%", "Delta"]
     assert await names(client, actor, search="beta") == ["Beta"]

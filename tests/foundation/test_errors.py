@@ -164,3 +164,43 @@ async def test_head_is_answered_like_get_without_a_body(client, actor) -> None:
     assert response.status_code == 200 and response.content == b""
     assert response.headers["x-ratelimit-limit"] == "60"  # the organizations read limit
     assert (await client.head("/api/v1/meta")).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("content_type", "shown"),
+    [
+        ("text/plain", "text/plain"),
+        ("application/x-www-form-urlencoded", "application/x-www-form-urlencoded"),
+        (None, "none"),
+    ],
+)
+async def test_a_body_that_is_not_sent_as_json_names_the_expected_content_type(
+    client: httpx.AsyncClient, actor: object, content_type: str | None, shown: str
+) -> None:
+    """Issue 29: a JSON body sent as text/plain answered "Input should be a valid dictionary"
+    without saying that the Content-Type was the problem."""
+    headers = dict(actor.headers)  # type: ignore[attr-defined]
+    if content_type:
+        headers["Content-Type"] = content_type
+    resp = await client.post("/api/v1/accounts", content=b'{"name": "Acme"}', headers=headers)
+    body = assert_envelope(resp, 400, "validation_error")
+    assert "application/json" in body["message"] and shown in body["message"]
+    assert body["details"]["expectedContentType"] == "application/json"
+    assert body["details"]["errors"][0]["location"] == ["body"]
+    assert "application/json" in body["details"]["errors"][0]["message"]
+
+
+async def test_json_media_types_still_parse_and_field_errors_stay_as_they_were(
+    client: httpx.AsyncClient, actor: object
+) -> None:
+    headers = dict(actor.headers)  # type: ignore[attr-defined]
+    ok = await client.post(
+        "/api/v1/accounts",
+        content=b'{"name": "Acme"}',
+        headers=headers | {"Content-Type": "application/json; charset=utf-8"},
+    )
+    assert ok.status_code == 201, ok.text
+    wrong = await client.post("/api/v1/accounts", json={"name": 5}, headers=headers)
+    body = assert_envelope(wrong, 400, "validation_error")
+    assert body["message"] == "The request is not valid."
+    assert body["details"]["errors"][0]["location"] == ["body", "name"]

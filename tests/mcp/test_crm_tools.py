@@ -274,3 +274,18 @@ async def test_create_opportunity_on_an_unknown_account_is_unprocessable(mcp, db
             )
         )
     assert err["code"] == "unprocessable"
+
+
+async def test_create_account_without_an_owner_is_the_callers_on_mcp_and_rest(mcp, db):
+    """Issue 29: createAccount through MCP with a user's key left ownerId null; both surfaces
+    run the same service, which makes the calling user the owner when none is sent."""
+    actor = await make_actor(db)
+    async with connect(mcp.url, actor.key) as client:
+        by_tool = body(await client.call_tool("createAccount", {"name": "Via MCP"}))
+        unowned = body(
+            await client.call_tool("createAccount", {"name": "Nobody's", "ownerId": None})
+        )
+    by_rest = await rest(mcp, actor.key, "POST", "/accounts", json={"name": "Via REST"})
+    assert by_rest.status_code == 201, by_rest.text
+    assert by_tool["ownerId"] == by_rest.json()["ownerId"] == str(actor.user.id)
+    assert unowned["ownerId"] is None  # sent as null: no owner

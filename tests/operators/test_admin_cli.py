@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
+import select
 import subprocess
 import sys
 import uuid
@@ -254,3 +256,189 @@ async def test_lists_are_a_table_on_a_terminal(cli_db: str) -> None:  # noqa: F8
     output = run_on_terminal(cli_db, "admin", "list-users")
     assert "ops@initech.com" in output and "email" in output
     assert not output.lstrip().startswith("[")
+
+
+# ------------------------------------------------------------------ §15 and issue 29
+
+
+def run_piped(database_url: str, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {
+        "SALESPLAN_DATABASE_URL": database_url,
+        "SALESPLAN_SECRET_KEY": "cli-test-secret",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "salesplan.cli", *args],
+        input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.strip() and "database:" not in line]
+
+
+async def test_every_error_starts_with_the_same_lowercase_error(cli_db: str) -> None:  # noqa: F811
+    _, user_id = org_and_user(cli_db)
+    failures = [
+        run_cli(cli_db, "admin", "create-org"),  # a missing option (click's usage error)
+        run_cli(cli_db, "admin", "create-api-key", "--user", "nope"),
+        run_cli(cli_db, "admin", "create-api-key", "--user", user_id, "--scope", "root:all"),
+        run_cli(cli_db, "admin", "revoke-api-key", "--id", "00000000-0000-4000-8000-000000000000"),
+        run_cli(cli_db, "admin", "no-such-command"),
+        run_cli(cli_db, "serve", "--port", "many"),
+    ]
+    for result in failures:
+        assert result.returncode != 0
+        lines = error_lines(result.stderr)
+        assert len(lines) == 1, result.stderr
+        assert lines[0].startswith("error: "), result.stderr
+        assert "Error" not in result.stderr and "╭" not in result.stderr
+    missing = error_lines(failures[0].stderr)[0]
+    assert "--name" in missing and "salesplan" in missing and "--help" in missing
+
+
+def test_set_password_help_does_not_call_the_password_required() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "salesplan.cli", "admin", "set-password", "--help"],
+        capture_output=True, text=True, check=True, timeout=60,
+        env=os.environ | {"COLUMNS": "200"},
+    )  # fmt: skip
+    password = next(line for line in result.stdout.splitlines() if "--password" in line)
+    user = next(line for line in result.stdout.splitlines() if "--user" in line)
+    assert "required" not in password and "asked for when omitted" in password
+    assert "required" in user
+
+
+async def test_set_password_piped_checks_the_user_before_reading_a_password(
+    cli_db: str,  # noqa: F811
+) -> None:
+    unknown = run_piped(
+        cli_db, "", "admin", "set-password", "--user", "00000000-0000-4000-8000-000000000000"
+    )
+    assert unknown.returncode == 1
+    assert error_lines(unknown.stderr) == [
+        'error: User not found. ({"id": "00000000-0000-4000-8000-000000000000"})'
+    ]
+    assert "Password" not in unknown.stderr and "password:" not in unknown.stderr.lower()
+
+    _, user_id = org_and_user(cli_db)
+    changed = run_piped(cli_db, "a piped new phrase\n", "admin", "set-password", "--user", user_id)
+    assert changed.returncode == 0, changed.stderr
+    assert json.loads(changed.stdout)["passwordChanged"] is True
+    assert "Warning" not in changed.stderr and "confirmation" not in changed.stderr
+    from salesplan.app import create_app
+    from salesplan.config import Settings
+
+    app = create_app(Settings(database_url=cli_db, secret_key="cli-test-secret", _env_file=None))  # type: ignore[call-arg]
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            assert (
+                await sign_in(client, "ops@initech.com", "a piped new phrase")
+            ).status_code == 303
+    short = run_piped(cli_db, "short\n", "admin", "set-password", "--user", user_id)
+    assert short.returncode == 1 and "at least 12 characters" in short.stderr
+
+
+async def test_demo_keeps_one_key_and_prints_no_stale_password(cli_db: str) -> None:  # noqa: F811
+    runs = [ok(cli_db, "demo") for _ in range(3)]
+    user_id = runs[0]["userId"]
+    keys = ok(cli_db, "admin", "list-api-keys", "--user", user_id)
+    live = [k for k in keys if k["revokedAt"] is None]
+    assert len(live) == 1 and runs[-1]["apiKey"].startswith(live[0]["prefix"])
+    principal_cache.clear()
+    assert (await api(cli_db, "GET", "/api/v1/organizations", runs[0]["apiKey"])).status_code == 401
+    assert (
+        await api(cli_db, "GET", "/api/v1/organizations", runs[-1]["apiKey"])
+    ).status_code == 200
+    assert runs[-1]["password"] == "salesplan-demo"
+
+    ok(cli_db, "admin", "set-password", "--user", user_id, "--password", "my own passphrase")
+    after = run_cli(cli_db, "demo")
+    assert after.returncode == 0, after.stderr
+    shown = json.loads(after.stdout)
+    assert shown["password"] is None and "salesplan-demo" not in after.stdout
+    assert "password was changed" in after.stderr
+
+
+async def test_demo_prints_the_public_url_it_is_given(cli_db: str) -> None:  # noqa: F811
+    env_url = run_cli_env(cli_db, {"SALESPLAN_PUBLIC_URL": "https://crm.example.com/"}, "demo")
+    assert json.loads(env_url.stdout)["signIn"] == "https://crm.example.com/login"
+
+
+def run_cli_env(database_url: str, extra: dict[str, str], *args: str) -> Any:
+    env = (
+        os.environ
+        | {
+            "SALESPLAN_DATABASE_URL": database_url,
+            "SALESPLAN_SECRET_KEY": "cli-test-secret",
+        }
+        | extra
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "salesplan.cli", *args],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def terminal(database_url: str, columns: int, *args: str) -> str:
+    env = os.environ | {
+        "SALESPLAN_DATABASE_URL": database_url,
+        "SALESPLAN_SECRET_KEY": "cli-test-secret",
+        "COLUMNS": str(columns),
+    }
+    env.pop("NO_COLOR", None)
+    leader, follower = pty.openpty()
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "salesplan.cli", *args],
+            stdout=follower, stderr=subprocess.PIPE, env=env | {"NO_COLOR": "1"}, check=True,
+            timeout=120,
+        )  # fmt: skip
+        chunks = []
+        while True:
+            ready, _, _ = select.select([leader], [], [], 0.2)
+            if not ready:
+                break
+            chunks.append(os.read(leader, 65536))
+        return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode())  # styles off
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+async def test_ids_are_never_cut_on_an_80_column_terminal(cli_db: str) -> None:  # noqa: F811
+    org_id, user_id = org_and_user(cli_db)
+    key = ok(cli_db, "admin", "create-api-key", "--user", user_id, "--name", "a long key name")
+    app = ok(
+        cli_db, "admin", "create-oauth-app", "--user", user_id, "--name", "Export",
+        "--redirect-uri", "https://app.example.com/callback",
+    )  # fmt: skip
+    screens = {
+        "users": terminal(cli_db, 80, "admin", "list-users"),
+        "keys": terminal(cli_db, 80, "admin", "list-api-keys"),
+        "apps": terminal(cli_db, 80, "admin", "list-oauth-apps"),
+        "created": terminal(cli_db, 80, "admin", "create-api-key", "--user", user_id),
+    }
+    wanted = {
+        "users": [user_id, org_id, "ops@initech.com"],
+        "keys": [key["id"], user_id],
+        "apps": [app["client_id"], user_id, "https://app.example.com/callback"],
+        "created": [],
+    }
+    for name, screen in screens.items():
+        lines = screen.splitlines()
+        assert all(len(line) <= 80 for line in lines), screen
+        assert "…" not in screen, screen
+        for value in wanted[name]:
+            assert any(value in line for line in lines), (name, value, screen)
+    created_key = next(line for line in screens["created"].splitlines() if "sp_live_" in line)
+    assert len(created_key.split("sp_live_")[1].split()[0]) >= 40
+    assert re.search(
+        r"│ id +│ [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12} ", screens["created"]
+    )
+    # Wide enough, a list is one table with a header row.
+    wide = terminal(cli_db, 200, "admin", "list-users")
+    assert any("id" in line and "email" in line and "roles" in line for line in wide.splitlines())
+    assert user_id in wide and org_id in wide

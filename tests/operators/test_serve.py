@@ -84,3 +84,15 @@ async def test_served_app_freezes_its_startup_heap(
             assert gc.get_freeze_count() > 10_000
     finally:
         gc.unfreeze()
+
+
+def test_demo_prints_a_sign_in_on_the_port_served(served: str, tmp_path: Path) -> None:
+    """`make run PORT=8200` then `salesplan demo`: the sign-in names port 8200, not 8000."""
+    import json
+
+    from tests.foundation.test_cli import run_cli
+
+    result = run_cli(f"sqlite+aiosqlite:///{tmp_path / 'serve.db'}", "demo")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["signIn"] == f"{served}/login"
+    assert not served.endswith(":8000")

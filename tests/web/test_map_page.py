@@ -342,3 +342,109 @@ async def test_the_map_page_in_a_real_browser_shows_the_cards(
     assert await page.locator("g.map-card.tone-blocker", has_text="Marcus Tester").is_visible()
     assert await page.locator("g.map-edge").count() == 3
     await page.screenshot(path=str(shots / "relationship-map.png"), full_page=True)
+
+
+# ------------------------------------------------------------------ issue 29: executives, layout
+
+
+async def place(
+    client: httpx.AsyncClient, actor: Actor, map_id: str, contact_id: str, **body: str
+) -> dict[str, Any]:
+    placed = await client.patch(
+        f"/api/v1/relationship-maps/{map_id}/contacts/{contact_id}",
+        json=body,
+        headers=actor.headers,
+    )
+    assert placed.status_code == 200, placed.text
+    return placed.json()["buyerMap"]  # type: ignore[no-any-return]
+
+
+async def test_an_executive_id_draws_a_connection_from_the_executive(
+    client: httpx.AsyncClient, db: AsyncSession, actor: Actor
+) -> None:
+    buyer_map, ids = await make_map(
+        client, db, actor, [("Ada", "champion"), ("Bo", "neutral"), ("Cy", None), ("Di", None)]
+    )
+    await place(client, actor, buyer_map["id"], ids[1], executiveId=ids[0])  # by contact id
+    await place(client, actor, buyer_map["id"], ids[2], executiveId="ada tester")  # by name
+    await place(client, actor, buyer_map["id"], ids[3], executiveId="Someone Else")  # not here
+    page = await page_of(client, actor, buyer_map["id"])
+    executive_edges = re.findall(
+        r'<g class="map-edge executive" data-source="([^"]+)" data-target="([^"]+)"', page.text
+    )
+    assert sorted(executive_edges) == sorted([(ids[0], ids[1]), (ids[0], ids[2])])
+    assert "Executive sponsor" in page.text and "Someone Else" in page.text  # the table
+    assert "<dt>Connections</dt><dd>2</dd>" in page.text
+    cards = {
+        cid: (float(x), float(y))
+        for x, y, cid in re.findall(
+            r'transform="translate\(([\d.]+),([\d.]+)\)" data-contact-id="([^"]+)"', page.text
+        )
+    }
+    # Vertical (the default): the executive above the people it sponsors.
+    assert cards[ids[0]][1] < cards[ids[1]][1] and cards[ids[0]][1] < cards[ids[2]][1]
+
+
+async def test_an_executive_already_joined_by_an_edge_is_drawn_once(
+    client: httpx.AsyncClient, db: AsyncSession, actor: Actor
+) -> None:
+    buyer_map, ids = await make_map(
+        client, db, actor, [("Ada", "champion"), ("Bo", "neutral")], edges=[(0, 1)]
+    )
+    await place(client, actor, buyer_map["id"], ids[1], executiveId=ids[0])
+    page = await page_of(client, actor, buyer_map["id"])
+    assert page.text.count('class="edge-line"') == 1
+
+
+def test_unconnected_cards_follow_the_maps_direction() -> None:
+    people = [_person(i) for i in ("a", "b", "c")]
+    vertical = layout({"nodes": [], "edges": []}, people, "vertical").cards
+    assert len({c.x for c in vertical}) == 1  # one column
+    assert vertical[0].y < vertical[1].y < vertical[2].y
+    horizontal = layout({"nodes": [], "edges": []}, people, "horizontal").cards
+    assert len({c.y for c in horizontal}) == 1  # one row
+    assert horizontal[0].x < horizontal[1].x < horizontal[2].x
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+async def test_a_vertical_map_with_an_executive_in_a_real_browser(
+    browser: Any,  # noqa: F811 - the fixture imported above
+    origin: str,  # noqa: F811 - the fixture imported above
+    shots: Path,  # noqa: F811 - the fixture imported above
+    client: httpx.AsyncClient,
+    db: AsyncSession,
+    actor: Actor,
+    width: int,
+) -> None:
+    buyer_map, ids = await make_map(
+        client, db, actor, [("Dana", "champion"), ("Marcus", "blocker"), ("Priya", None)],
+        orientation="vertical",
+    )  # fmt: skip
+    await place(client, actor, buyer_map["id"], ids[1], executiveId=ids[0])
+    page = await browser.new_page(viewport={"width": width, "height": 900})
+    await page.goto(f"{origin}/maps/{buyer_map['id']}")
+    await page.get_by_label("E-mail").fill(actor.user.email)
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.get_by_role("heading", name="Northwind Traders").wait_for()
+    boxes = {}
+    for contact_id in ids:
+        box = await page.locator(f'g.map-card[data-contact-id="{contact_id}"]').bounding_box()
+        assert box is not None
+        boxes[contact_id] = box
+    dana, marcus, priya = (boxes[i] for i in ids)
+    # Drawn vertically: each card below the one before, none beside another.
+    assert (
+        dana["y"] + dana["height"] <= marcus["y"] and marcus["y"] + marcus["height"] <= priya["y"]
+    )
+    line = page.locator(
+        f'g.map-edge.executive[data-source="{ids[0]}"][data-target="{ids[1]}"] path'
+    )
+    assert await line.count() == 1
+    edge = await line.bounding_box()
+    assert edge is not None and edge["height"] > 20  # a visible line from Dana down to Marcus
+    assert (
+        edge["y"] >= dana["y"] + dana["height"] - 8
+        and edge["y"] + edge["height"] <= marcus["y"] + 8
+    )
+    await page.screenshot(path=str(shots / f"map-executive-{width}.png"), full_page=True)

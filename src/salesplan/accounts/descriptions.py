@@ -17,7 +17,7 @@ EMPLOYEE_COUNT = "Number of employees, an integer ≥ 0."
 INDUSTRY = "Free-text industry, e.g. `Software`."
 OWNER_ID = (
     "Id of the user who owns the account (a member of the organization; from "
-    "listOrganizationUsers)."
+    "listOrganizationUsers). Left out on create: the calling user (none for an app token)."
 )
 WEBSITE = "Full http(s) URL of the company's website."
 

@@ -80,7 +80,10 @@ def _default_group(
 
 
 async def create_account(session: AsyncSession, ctx: RequestContext, data: AccountIn) -> Account:
-    """An account and its default buying group, in the caller's transaction."""
+    """An account and its default buying group, in the caller's transaction. Without an
+    `ownerId` the account is the calling user's (REST and MCP alike; none for an app token)."""
+    if "owner_id" not in data.model_fields_set:
+        data = data.model_copy(update={"owner_id": ctx.user_id})
     await check_owner(session, ctx, data.owner_id)
     account = Account(id=uuid7(), organization_id=ctx.organization_id, **data.model_dump())
     session.add(account)

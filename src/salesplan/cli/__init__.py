@@ -9,12 +9,23 @@ import os
 from typing import Annotated
 
 import typer
+import typer.rich_utils
 from typer.core import TyperOption
 
 from salesplan import __version__
 from salesplan.cli.admin import admin
 from salesplan.cli.imports import import_app
-from salesplan.cli.support import emit, ensure_migrated, err, fail, run_in_session, upgrade_or_fail
+from salesplan.cli.support import (
+    emit,
+    ensure_migrated,
+    err,
+    fail,
+    note_stray_database,
+    run_in_session,
+    say,
+    upgrade_or_fail,
+    usage_error,
+)
 from salesplan.config import Settings
 
 
@@ -27,6 +38,8 @@ def _option_label(self: TyperOption, ctx: typer.Context) -> str | None:
 
 
 TyperOption.display_type_rich = _option_label  # type: ignore[method-assign,assignment]
+# Usage errors as one `error: …` line, like every other error of the command.
+typer.rich_utils.rich_format_error = usage_error  # type: ignore[assignment]
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="salesplan server and admin.")
 app.add_typer(admin, name="admin")
@@ -78,6 +91,7 @@ def serve(
         # Links (discovery, mapUrl, WWW-Authenticate) name the origin actually served. Through
         # the environment, so that every worker process's Settings() reads it.
         os.environ["SALESPLAN_PUBLIC_URL"] = served_origin(host, port)
+        remember_served_origin(settings, served_origin(host, port))
     err.print(f"salesplan serving on http://{host}:{port} (API at /api/v1, docs at /docs)")
     uvicorn.run(
         "salesplan.app:create_served_app",
@@ -90,28 +104,61 @@ def serve(
     )
 
 
+SERVED_ORIGIN = "served-origin"
+"""The file, beside the embedded database, where `serve` notes the origin it serves (when
+SALESPLAN_PUBLIC_URL is unset), so that `demo` prints a sign-in on the server's port."""
+
+
+def remember_served_origin(settings: Settings, origin: str) -> None:
+    if settings.is_sqlite:
+        settings.make_data_dir()
+        (settings.sqlite_folder / SERVED_ORIGIN).write_text(origin + "\n")
+
+
+def public_origin(settings: Settings) -> str:
+    """SALESPLAN_PUBLIC_URL, else the origin `serve` last served on this database, else the
+    default."""
+    if "public_url" in settings.model_fields_set or not settings.is_sqlite:
+        return settings.public_url
+    noted = settings.sqlite_folder / SERVED_ORIGIN
+    origin = noted.read_text().strip() if noted.is_file() else ""
+    return origin.rstrip("/") or settings.public_url
+
+
 @app.command()
 def migrate() -> None:
-    """Apply database migrations (Alembic)."""
+    """Apply database migrations (Alembic); says how many it applied."""
     settings = Settings()
-    upgrade_or_fail(settings.database_url)
-    err.print("database is up to date")
+    note_stray_database(settings)
+    applied = upgrade_or_fail(settings)
+    if applied:
+        say(f"applied {applied} revision{'s' if applied != 1 else ''}")
+    else:
+        say("database is up to date: nothing to apply")
 
 
 @app.command()
 def demo() -> None:
-    """Load a demo organization once and print a sign-in and a new API key."""
+    """Load a demo organization once and print a sign-in and an API key (the previous demo
+    key is revoked: one at a time)."""
     from salesplan.demo import load_demo
 
     settings = Settings()
     result = run_in_session(load_demo, settings)
+    if result.revoked_keys:
+        say(f"revoked the previous demo key ({result.revoked_keys}); use the one printed now")
+    if result.password is None:
+        say(
+            "the demo user's password was changed since the demo was loaded: use that one, or "
+            f"set another with salesplan admin set-password --user {result.user_id}"
+        )
     emit(
         {
             "organizationId": result.organization_id,
             "userId": result.user_id,
-            "signIn": f"{settings.public_url}/login",
+            "signIn": f"{public_origin(settings)}/login",
             "email": result.email,
-            "password": result.password,
+            "password": result.password,  # null once changed: only the user knows it
             "apiKey": result.api_key,
             "loaded": result.created,
         },

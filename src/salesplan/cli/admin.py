@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.cli.support import (
     OrgOpt,
+    ask_password,
     emit,
     emit_rows,
     fail,
@@ -255,16 +256,14 @@ def list_users(
 def set_password(
     user: UserOpt,
     password: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--password",
             metavar="PASSWORD",
-            prompt=True,
-            hide_input=True,
-            confirmation_prompt=True,
-            help=f"At least {MIN_PASSWORD} characters; asked for when omitted.",
+            help=f"At least {MIN_PASSWORD} characters; asked for when omitted (twice on a "
+            "terminal, one line when piped).",
         ),
-    ],
+    ] = None,
 ) -> None:
     """Set a user's password; the user's browser sessions are signed out."""
     from sqlalchemy import delete
@@ -275,13 +274,24 @@ def set_password(
     from salesplan.models.oauth import WebSession
 
     user_id = parse_uuid(user, "--user")
-    check_password(password)
+    if password is not None:
+        check_password(password)
+
+    async def known(session: AsyncSession) -> None:
+        if await session.get(User, user_id) is None:
+            raise NotFound("User not found.", details={"id": str(user_id)})
+
+    if password is None:
+        run_in_session(known)  # an unknown user is said before the password is asked for
+        password = ask_password()
+        check_password(password)
+    new_password = password
 
     async def go(session: AsyncSession) -> dict[str, Any]:
         row = await session.get(User, user_id)
         if row is None:
             raise NotFound("User not found.", details={"id": str(user_id)})
-        row.password_hash = hash_password(password)
+        row.password_hash = hash_password(new_password)
         await session.execute(delete(WebSession).where(WebSession.user_id == user_id))
         return {"id": str(row.id), "email": row.email, "passwordChanged": True}
 

@@ -3,7 +3,6 @@ salesplan.accounts.importer)."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,7 +10,16 @@ from typing import Annotated
 import typer
 
 from salesplan.accounts.importer import BATCH_SIZE, ImportSummary, Kind, count_rows, run_import
-from salesplan.cli.support import OrgOpt, emit, ensure_migrated, err, fail, parse_uuid
+from salesplan.cli.support import (
+    OrgOpt,
+    announce_database,
+    emit,
+    ensure_migrated,
+    err,
+    fail,
+    parse_uuid,
+    run_on_database,
+)
 
 import_app = typer.Typer(no_args_is_help=True, help="Import accounts or contacts from CSV.")
 
@@ -34,7 +42,6 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
 
     from salesplan.config import Settings
     from salesplan.db import create_engine, create_sessionmaker
-    from salesplan.errors import AppError
 
     org_id = parse_uuid(org, "--org")
     settings = Settings()
@@ -45,6 +52,8 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     async def go() -> ImportSummary:
         engine = create_engine(settings)
         try:
+            async with engine.connect():  # reached: say which database this is
+                announce_database(settings)
             with Progress(
                 "[progress.description]{task.description}",
                 BarColumn(),
@@ -65,11 +74,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
         finally:
             await engine.dispose()
 
-    try:
-        summary = asyncio.run(go())
-    except AppError as exc:
-        fail(exc.message)
-        return
+    summary = run_on_database(go(), settings)
     table = Table(title=f"import {kind}: {file.name}", show_header=False)
     table.add_row("rows read", str(summary.rows_read))
     table.add_row("created", str(summary.created))

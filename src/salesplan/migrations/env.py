@@ -26,12 +26,15 @@ def _render_item(type_: str, obj: Any, autogen_context: Any) -> Any:
 
 
 def _configure(connection: Connection) -> None:
+    # `salesplan.migrate.upgrade` counts the revisions applied through this callback.
+    counting = config.attributes.get("on_version_apply")
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
         render_item=_render_item,
+        **({"on_version_apply": counting} if counting else {}),
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -3,7 +3,9 @@ the server-rendered SVG of /maps/{id} (the template draws it; Jinja escapes ever
 
 Nodes keep the position a client (React Flow) stored in `map.nodes[].position`; nodes without
 one are laid out in tiers that follow the edges (source above target when the map is vertical,
-left of it when horizontal)."""
+left of it when horizontal), and cards with no connection one after another in the map's
+direction (a column when vertical, a row when horizontal). A placed contact whose `executiveId`
+names another contact of the map (its id, full name or e-mail) is connected to that executive."""
 
 from __future__ import annotations
 
@@ -84,10 +86,32 @@ class Person:
     decision_status: str | None
     contact_status: str | None
     functional_role: str | None
+    executive_id: str | None = None
 
     @property
     def tone(self) -> str:
         return support_tone(self.support_status)
+
+
+EXECUTIVE_LABEL = "Executive sponsor"
+
+
+def executives(people: list[Person]) -> dict[str, Person]:
+    """Each placed contact whose `executiveId` (free text) names another placed contact — by
+    contact id, else full name, else e-mail, case-insensitively — with that executive."""
+    by_key: dict[str, Person] = {}
+    for kind in ("email", "name", "contact_id"):  # the id wins over a name, a name over an e-mail
+        for person in people:
+            value = getattr(person, kind)
+            if value and value.strip():
+                by_key[value.strip().lower()] = person
+    found = {}
+    for person in people:
+        key = (person.executive_id or "").strip().lower()
+        executive = by_key.get(key) if key else None
+        if executive is not None and executive.contact_id != person.contact_id:
+            found[person.contact_id] = executive
+    return found
 
 
 @dataclass
@@ -117,6 +141,7 @@ class Link:
     label: str | None
     label_x: float
     label_y: float
+    executive: bool = False  # drawn from the target's executiveId, not from map.edges
 
 
 @dataclass
@@ -192,9 +217,13 @@ def _tiers(ids: list[str], edges: Iterable[tuple[str, str]]) -> list[list[str]]:
                 changed = True
         if not changed:
             break
-    tiers: list[list[str]] = [[] for _ in range(max(depth.values(), default=-1) + 1)]
+    linked = {node for pair in pairs for node in pair}
+    tiers: list[list[str]] = [[] for _ in range(max((depth[n] for n in linked), default=-1) + 1)]
     for node in ids:
-        tiers[depth[node]].append(node)
+        if node in linked:
+            tiers[depth[node]].append(node)
+        else:  # no connection: one after another along the map's direction
+            tiers.append([node])
     place: dict[str, float] = {}
     for tier in tiers:
         parents = {node: [place[s] for s, t in pairs if t == node and s in place] for node in tier}
@@ -290,6 +319,18 @@ def layout(graph: Mapping[str, Any], people: list[Person], orientation: str) -> 
     )
     loose = [c for c in cards if c not in fixed]
     edges = _edges(graph)
+    drawn_ids = {c.node_id for c in cards}
+    # A connection from each executive named by a contact's executiveId, unless map.edges
+    # already joins the two.
+    joined = {frozenset((s, t)) for s, t, _ in edges}
+    executive_edges = {
+        (executive.contact_id, contact_id)
+        for contact_id, executive in executives(people).items()
+        if contact_id in drawn_ids
+        and executive.contact_id in drawn_ids
+        and frozenset((executive.contact_id, contact_id)) not in joined
+    }
+    edges += sorted((s, t, EXECUTIVE_LABEL) for s, t in executive_edges)
     horizontal = orientation == "horizontal"
     if loose:
         _auto_place(loose, [(s, t) for s, t, _ in edges], horizontal)
@@ -314,7 +355,8 @@ def layout(graph: Mapping[str, Any], people: list[Person], orientation: str) -> 
     for source, target, label in edges:
         if source in drawn and target in drawn and source != target:
             d, lx, ly = _curve(drawn[source], drawn[target])
-            result.links.append(Link(source, target, d, label, lx, ly))
+            executive = (source, target) in executive_edges
+            result.links.append(Link(source, target, d, label, lx, ly, executive))
     return result
 
 

@@ -19,7 +19,15 @@ from salesplan.relationship_maps.repository import (
     find_member_map,
 )
 from salesplan.web.deps import SignedInUser
-from salesplan.web.map_layout import TONES, Person, clip, layout, pill_width, shown
+from salesplan.web.map_layout import (
+    TONES,
+    Person,
+    clip,
+    executives,
+    layout,
+    pill_width,
+    shown,
+)
 from salesplan.web.pages import render
 
 router = APIRouter(include_in_schema=False)
@@ -45,6 +53,7 @@ async def _people(maps: RelationshipMapRepository, map_id: uuid.UUID) -> list[Pe
             decision_status=placement.decision_status,
             contact_status=placement.contact_status,
             functional_role=placement.functional_role,
+            executive_id=placement.executive_id,
         )
         for placement, contact in await maps.placed_contacts(map_id)
     ]
@@ -101,6 +110,7 @@ async def map_page(
             "organization": organization,
             "editor": (editor.full_name or editor.email) if editor else None,
             "people": people,
+            "executives": executives(people),
             "drawing": drawing,
             "tones": [(tone, label, counts[tone]) for tone, label in TONES],
             "clip": clip,
