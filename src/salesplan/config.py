@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     # Comma-separated IPs or networks of reverse proxies whose X-Forwarded-For/-Proto are
     # believed (per-IP limits). Empty: forwarded headers are ignored, the peer is the client.
     trusted_proxies: str = ""
+    # Comma-separated CIDRs that requests made on a user's behalf (Slack, CalDAV, webhooks) may
+    # reach although not public (contract §12); link-local never. Empty: only public addresses,
+    # plus 127.0.0.0/8 and ::1 when the public URL's host is loopback.
+    outbound_allow: str = ""
     smtp_host: str | None = None
     smtp_port: int = 25
     smtp_username: str | None = None
@@ -69,6 +73,14 @@ class Settings(BaseSettings):
     @classmethod
     def _strip_slash(cls, value: str) -> str:
         return value.rstrip("/")
+
+    @field_validator("outbound_allow")
+    @classmethod
+    def _check_outbound_allow(cls, value: str) -> str:
+        from salesplan.kit.outbound import parse_networks
+
+        parse_networks(value)  # a ValueError names the bad entry
+        return value
 
     @property
     def is_sqlite(self) -> bool:

@@ -26,6 +26,7 @@ from salesplan.calendar.schemas import (
     TranscriptOut,
 )
 from salesplan.db import SessionDep
+from salesplan.kit import outbound
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
@@ -90,7 +91,9 @@ async def create_connection(
 ) -> Response:
     """Connect a CalDAV calendar collection; checked against the server first (422 when it
     refuses). The first sync is queued."""
-    conn = await service.create_connection(session, ctx, body, _secret(request))
+    conn = await service.create_connection(
+        session, ctx, body, _secret(request), outbound.policy(request.app.state.settings)
+    )
     return json_response(ConnectionOut.model_validate(conn), 201)
 
 
@@ -170,7 +173,9 @@ async def update_event(
 ) -> Response:
     """Change the caller's own event: pushed to the CalDAV server first (If-Match on its ETag);
     502 `provider_error` when the server fails, 409 `conflict` when it changed there."""
-    event = await service.update_event(session, ctx, eventId, body, _secret(request))
+    event = await service.update_event(
+        session, ctx, eventId, body, _secret(request), outbound.policy(request.app.state.settings)
+    )
     return json_response(EventOut.of(event))
 
 

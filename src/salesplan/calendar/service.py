@@ -3,7 +3,6 @@ to CalDAV first, meeting artifacts. Services never commit; network calls run in 
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,10 +13,13 @@ from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
 from salesplan.calendar.ical import apply_changes, parse_instances
 from salesplan.calendar.provider import (
+    AuthFailure,
     CalDAVCalendar,
+    DestinationRefused,
     PreconditionFailed,
     ProviderFailure,
 )
+from salesplan.calendar.provider import call as provider_call
 from salesplan.calendar.repository import (
     ActionItemRepository,
     ArtifactRepository,
@@ -34,6 +36,7 @@ from salesplan.errors import (
     Unprocessable,
     ValidationFailed,
 )
+from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
@@ -57,19 +60,34 @@ def _me(ctx: RequestContext) -> uuid.UUID:
 # -- connections ---------------------------------------------------------------------------
 
 
-def _check(url: str, username: str, password: str) -> None:
-    CalDAVCalendar(url, username, password).check()
+def _check(url: str, username: str, password: str, policy: outbound.OutboundPolicy) -> None:
+    CalDAVCalendar(url, username, password, policy).check()
 
 
 async def create_connection(
-    session: AsyncSession, ctx: RequestContext, data: ConnectionIn, secret: bytes
+    session: AsyncSession,
+    ctx: RequestContext,
+    data: ConnectionIn,
+    secret: bytes,
+    policy: outbound.OutboundPolicy,
 ) -> CalendarConnection:
+    await outbound.require_allowed(policy, data.url, field="url")
     try:
-        await asyncio.to_thread(_check, data.url, data.username, data.password)
+        await provider_call(
+            _check, data.url, data.username, data.password, policy, organization=ctx.organization_id
+        )
+    except DestinationRefused as exc:  # found at connect time: after DNS, or on a redirect
+        raise Unprocessable(
+            f"The calendar cannot be connected: {exc}",
+            details={"field": "url", "reason": "destination_not_allowed"},
+        ) from None
     except ProviderFailure as exc:
         raise Unprocessable(
             f"The calendar cannot be connected: {exc}",
-            details={"field": "url", "reason": str(exc)},
+            details={
+                "field": "password" if isinstance(exc, AuthFailure) else "url",
+                "reason": str(exc),
+            },
         ) from None
     conn = CalendarConnection(
         user_id=_me(ctx),
@@ -179,9 +197,10 @@ def _push(
     etag: str | None,
     uid: str,
     changes: dict[str, Any],
+    policy: outbound.OutboundPolicy,
 ) -> tuple[str | None, str]:
     """Blocking: fetch the object, edit it, PUT it back with If-Match. Answers (etag, ics)."""
-    calendar = CalDAVCalendar(url, username, password)
+    calendar = CalDAVCalendar(url, username, password, policy)
     current = calendar.get(href)
     if current is None:
         raise PreconditionFailed("the event was deleted on the calendar server")
@@ -202,6 +221,7 @@ async def update_event(
     event_id: uuid.UUID,
     data: EventPatch,
     secret: bytes,
+    policy: outbound.OutboundPolicy,
 ) -> CalendarEvent:
     sent = data.sent()
     reject_nulls(sent, ("title", "start", "end"))
@@ -232,8 +252,17 @@ async def update_event(
         changes["end"] = end
     try:
         password = decrypt_password(secret, conn.password_encrypted)
-        new_etag, ics = await asyncio.to_thread(
-            _push, conn.url, conn.username, password, event.href, event.etag, event.uid, changes
+        new_etag, ics = await provider_call(
+            _push,
+            conn.url,
+            conn.username,
+            password,
+            event.href,
+            event.etag,
+            event.uid,
+            changes,
+            policy,
+            organization=event.organization_id,
         )
     except PreconditionFailed as exc:
         raise Conflict(

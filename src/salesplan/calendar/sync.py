@@ -12,7 +12,6 @@ the stored ones. Each object is expanded to its instances in the window (past 30
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -24,6 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.calendar.crypto import decrypt_password
 from salesplan.calendar.ical import Instance, parse_instances
 from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure, SyncTokenInvalid
+from salesplan.calendar.provider import call as provider_call
+from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
 from salesplan.models.crm import Account, Contact
@@ -220,14 +221,17 @@ async def sync_connection(ctx: WorkerContext, connection_id: uuid.UUID) -> int:
         )
         known = {href: etag or "" for href, etag in rows}
         url, username, secret = conn.url, conn.username, conn.password_encrypted
+        organization = conn.organization_id
         await session.rollback()  # no transaction open across the network calls
 
     error: str | None = None
     pulled: Pulled | None = None
     try:
         password = decrypt_password(ctx.settings.signing_key, secret)
-        calendar = CalDAVCalendar(url, username, password)
-        pulled = await asyncio.to_thread(pull, calendar, token, known, sync_window())
+        calendar = CalDAVCalendar(url, username, password, outbound.policy(ctx.settings))
+        pulled = await provider_call(
+            pull, calendar, token, known, sync_window(), organization=organization
+        )
     except (ProviderFailure, ValueError) as exc:
         error = str(exc)
 
