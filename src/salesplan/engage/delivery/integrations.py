@@ -55,14 +55,14 @@ async def set_integration(
     if slack_webhook_url:
         if await session.get(Organization, organization_id) is None:
             raise NotFound("Organization not found.", details={"id": str(organization_id)})
+        await outbound.require_allowed(
+            outbound.policy(settings), slack_webhook_url, field="slackWebhookUrl"
+        )
         if _scheme(slack_webhook_url) not in ("http", "https"):
             raise Unprocessable(
                 "The Slack webhook URL must be an http(s) address.",
                 details={"field": "slackWebhookUrl", "reason": "invalid_url"},
             )
-        await outbound.require_allowed(
-            outbound.policy(settings), slack_webhook_url, field="slackWebhookUrl"
-        )
     box = SecretBox(settings.signing_key)
     row = await _integration(session, organization_id, create=True)
     assert row is not None
