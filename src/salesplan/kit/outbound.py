@@ -378,15 +378,21 @@ class _GuardedConnectionMixin:
 
     def _new_conn(self) -> socket.socket:
         call = _current()
-        if call is not None and call.aborted:
-            raise Unreachable()
+        timeout = self.timeout
+        if call is not None:
+            due = call.deadline
+            left = None if due is None else due - time.monotonic()
+            if call.aborted or (left is not None and left <= 0):
+                raise Unreachable()  # no new attempt (a library's retry) past the deadline
+            if left is not None and isinstance(timeout, int | float):
+                timeout = min(timeout, left)
         addresses = self.policy.resolve(self._dns_host, self.port)
         error: Exception | None = None
         for address in addresses:
             try:
                 sock = urllib3_connection.create_connection(
                     (address, self.port),
-                    self.timeout,
+                    timeout,
                     source_address=self.source_address,
                     socket_options=self.socket_options,
                 )
