@@ -5,6 +5,7 @@ is ever copied into `lastError`."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import subprocess
@@ -146,3 +147,20 @@ async def test_the_cli_refuses_with_one_line_and_a_failure_exit(cli_db: str) -> 
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "destination_not_allowed" in lines[0], result.stderr
         assert result.stdout == ""
+
+
+async def test_the_log_holds_no_webhook_url(app, client, db, actor, outbound_allow, caplog) -> None:
+    """The webhook URL is a credential: httpx's INFO line naming it is not kept."""
+    import tests.outbound.conftest as servers
+
+    ok = servers._serve("127.0.0.1", http_answer("200 OK", b"ok"))
+    listener: Listener = next(ok)
+    try:
+        url = listener.url(path="/services/T0001/B0001/webhook-secret-part")
+        await _stored(db, app, actor.org.id, url)
+        with caplog.at_level(logging.DEBUG):
+            done = await _sent_once(app, client, actor)
+    finally:
+        next(ok, None)
+    assert done["status"] == "sent"
+    assert "webhook-secret-part" not in caplog.text

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import logging
 import socket
 import ssl
 import threading
@@ -246,6 +247,9 @@ async def require_allowed(pol: OutboundPolicy, url: str, field: str | None = Non
 
 
 # -- httpx -----------------------------------------------------------------------------------
+
+# httpx logs each request's full URL at INFO: a Slack webhook URL is a credential.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 class _GuardedBackend(httpcore.AsyncNetworkBackend):
