@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import threading
+import time
 
 import httpx
 import pytest
@@ -162,3 +163,40 @@ async def test_blocking_calls_run_on_their_own_pool() -> None:
     assert not (await asyncio.to_thread(lambda: threading.current_thread().name)).startswith(
         "outbound"
     )
+
+
+async def test_a_request_past_its_deadline_is_cut_and_its_thread_freed(
+    blackhole: Listener,
+) -> None:
+    """A server that accepts and never answers: the request ends at its deadline because its
+    socket is shut down, not when the (longer) socket timeout would end it."""
+    pol = OutboundPolicy((ipaddress.ip_network("127.0.0.3/32"),))
+
+    def fetch() -> None:
+        session = outbound.guard_session(requests.Session(), pol)
+        with outbound.deadline(1):
+            session.get(blackhole.url(), timeout=60)
+
+    started = time.monotonic()
+    with pytest.raises(requests.ConnectionError):  # the call itself ended: its thread is free
+        await outbound.run_blocking(fetch, seconds=1)
+    assert time.monotonic() - started < 4
+    assert blackhole.connections == 1
+
+
+async def test_one_key_holds_at_most_its_share_of_the_pool() -> None:
+    running = 0
+    most = 0
+    lock = threading.Lock()
+
+    def work() -> None:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.2)
+        with lock:
+            running -= 1
+
+    await asyncio.gather(*(outbound.run_blocking(work, key="org-a") for _ in range(10)))
+    assert most == outbound.PER_KEY_CALLS
