@@ -269,7 +269,11 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
             addresses = self._policy.resolve(host, port)
         else:
             loop = asyncio.get_running_loop()
-            addresses = await loop.run_in_executor(_resolver, self._policy.resolve, host, port)
+            resolving = loop.run_in_executor(_resolver, self._policy.resolve, host, port)
+            try:
+                addresses = await asyncio.wait_for(resolving, timeout or TIMEOUT_SECONDS)
+            except TimeoutError:
+                raise Unreachable() from None
         error: Exception | None = None
         for address in addresses:
             try:
