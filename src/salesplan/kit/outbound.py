@@ -474,8 +474,9 @@ _ABORT_GRACE_SECONDS = 2.0
 
 
 def _in_call(call: _Call, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
-    if call.aborted:  # waited for a thread past the deadline: do nothing
-        raise Unreachable()
+    due = call.deadline
+    if call.aborted or (due is not None and time.monotonic() > due):
+        raise Unreachable()  # waited for a slot or a thread past the deadline: do nothing
     call.deadline = None  # from here on, each request's own (see `deadline`)
     _local.call = call
     try:
