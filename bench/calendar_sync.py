@@ -38,6 +38,7 @@ from salesplan.calendar.provider import CalDAVCalendar  # noqa: E402
 from salesplan.calendar.sync import sync_connection  # noqa: E402
 from salesplan.config import Settings  # noqa: E402
 from salesplan.db import create_engine, create_sessionmaker  # noqa: E402
+from salesplan.kit import outbound  # noqa: E402
 from salesplan.models import Base  # noqa: E402
 from salesplan.models.calendar import CalendarConnection, CalendarEvent  # noqa: E402
 from salesplan.organizations.service import add_user, create_organization  # noqa: E402
@@ -160,7 +161,7 @@ async def main(n_events: int, n_changes: int, database_url: str | None, n_rounds
             f"first sync: {transferred} objects transferred, {stored} events stored, {seconds:.2f} s"
         )
 
-        client = CalDAVCalendar(url, "alice", "alice-pass")
+        client = CalDAVCalendar(url, "alice", "alice-pass", outbound.policy(settings))
         hrefs = sorted(client.sync_collection(None).changed)[:n_changes]
         rounds: dict[str, list[tuple[float, dict[str, float]]]] = {"now": [], "before": []}
         for r in range(n_rounds):

@@ -120,9 +120,7 @@ def drain(url: str, port: int, workers: int, counter: Any, expected: int) -> flo
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     dones = [ctx.Event() for _ in range(workers)]
-    procs = [
-        ctx.Process(target=worker_process, args=(url, port, start, done)) for done in dones
-    ]
+    procs = [ctx.Process(target=worker_process, args=(url, port, start, done)) for done in dones]
     for proc in procs:
         proc.start()
     time.sleep(2.0)  # let the processes import and connect before the clock starts

@@ -62,7 +62,10 @@ async def enroll_once(app: object, client: httpx.AsyncClient, headers: dict, siz
     )
     campaign = await client.post(
         f"{api}/campaigns",
-        json={"name": "C", "flow": {"steps": [{"channel": "EMAIL", "templateId": tpl.json()["id"]}]}},
+        json={
+            "name": "C",
+            "flow": {"steps": [{"channel": "EMAIL", "templateId": tpl.json()["id"]}]},
+        },
         headers=headers,
     )
     lst = await client.post(

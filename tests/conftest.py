@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -128,6 +128,22 @@ async def app(app_session_scoped: object) -> AsyncIterator[object]:
     principal_cache.clear()
     yield app_session_scoped
     await _truncate(app_session_scoped)
+
+
+@pytest.fixture
+def outbound_allow(app: object) -> Iterator[Callable[[str], None]]:
+    """Contract §12: the test server's public URL is not loopback, so a local Radicale or
+    webhook catcher is refused unless re-allowed; `outbound_allow("127.0.0.0/8")` sets
+    SALESPLAN_OUTBOUND_ALLOW for this test. Loopback is allowed from the start."""
+    settings = app.state.settings  # type: ignore[attr-defined]
+    before = settings.outbound_allow
+
+    def allow(cidrs: str) -> None:
+        settings.outbound_allow = cidrs
+
+    allow("127.0.0.0/8")
+    yield allow
+    settings.outbound_allow = before
 
 
 @pytest.fixture

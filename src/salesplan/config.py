@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     # Comma-separated IPs or networks of reverse proxies whose X-Forwarded-For/-Proto are
     # believed (per-IP limits). Empty: forwarded headers are ignored, the peer is the client.
     trusted_proxies: str = ""
+    # Comma-separated CIDRs that requests made on a user's behalf (Slack, CalDAV, webhooks) may
+    # reach although not public (contract §12); link-local never. Empty: only public addresses,
+    # plus 127.0.0.0/8 and ::1 when the public URL's host is loopback.
+    outbound_allow: str = ""
     smtp_host: str | None = None
     smtp_port: int = 25
     smtp_username: str | None = None
@@ -96,6 +100,14 @@ class Settings(BaseSettings):
         """Create the data folder (owner only) when the embedded default is used."""
         if self.uses_data_dir:
             self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+    @field_validator("outbound_allow")
+    @classmethod
+    def _check_outbound_allow(cls, value: str) -> str:
+        from salesplan.kit.outbound import parse_networks
+
+        parse_networks(value)  # a ValueError names the bad entry
+        return value
 
     @property
     def is_sqlite(self) -> bool:

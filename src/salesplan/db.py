@@ -27,6 +27,9 @@ from salesplan.config import Settings
 from salesplan.errors import ServiceUnavailable
 
 log = logging.getLogger("salesplan.db")
+# aiosqlite logs every statement with its parameters at DEBUG: the data written (a calendar
+# provider's event bodies among them) has no place in logs, like `hide_parameters` below.
+logging.getLogger("aiosqlite").setLevel(logging.INFO)
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -19,6 +19,21 @@ def radicale(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Radicale]:
     server.process.wait(timeout=10)
 
 
+@pytest.fixture(autouse=True)
+def _local_radicale_allowed(
+    outbound_allow: object, request: pytest.FixtureRequest
+) -> Iterator[None]:
+    """Radicale runs on loopback, which a non-loopback public URL refuses (contract §12): allowed
+    for the test app and, in the MCP tests, for the MCP server's app."""
+    if "mcp" not in request.fixturenames:
+        yield
+        return
+    settings = request.getfixturevalue("mcp").app.state.settings
+    before, settings.outbound_allow = settings.outbound_allow, "127.0.0.0/8"
+    yield
+    settings.outbound_allow = before
+
+
 @pytest.fixture
 def worker(app: object) -> WorkerContext:
     state = app.state  # type: ignore[attr-defined]

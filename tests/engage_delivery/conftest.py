@@ -58,7 +58,8 @@ class Webhook:
 
 
 @pytest.fixture
-def slack_webhook() -> Iterator[Webhook]:
+def slack_webhook(outbound_allow: object) -> Iterator[Webhook]:
+    """On loopback, which the test app (public URL not loopback) reaches only re-allowed."""
     hook = Webhook()
 
     class Handler(BaseHTTPRequestHandler):

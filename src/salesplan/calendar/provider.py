@@ -1,7 +1,12 @@
-"""The CalDAV side (RFC 4791, RFC 6578), blocking: callers run it with `asyncio.to_thread`.
+"""The CalDAV side (RFC 4791, RFC 6578), blocking: callers run it with `call(fn, *args)`, on the
+outbound pool (never `asyncio.to_thread`: a slow server must not hold the default executor).
 
-HTTP goes through the `caldav` library's client (authentication, sessions); the few requests a
-sync needs are written here so that a sync transfers exactly what changed:
+HTTP goes through the `caldav` library's client (authentication, sessions) on a session guarded
+by `kit/outbound` (contract §12: public destinations only, checked at every connection, redirects
+included; 15 s per request). Errors carry our own texts only — "destination not allowed", "could
+not connect to the server", an HTTP status — never the server's body; the library's DEBUG log,
+which holds bodies, is silenced. The few requests a sync needs are written here so that a sync
+transfers exactly what changed:
 - `sync_collection(token)`: the hrefs and ETags changed and the hrefs deleted since `token`;
 - `etags_in_window(start, end)`: a calendar-query for hrefs and ETags only (servers without
   sync-collection), compared with the stored ETags by the caller;
@@ -10,10 +15,12 @@ sync needs are written here so that a sync transfers exactly what changed:
 
 from __future__ import annotations
 
+import logging
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urljoin, urlsplit
 from xml.sax.saxutils import escape
 
@@ -21,17 +28,52 @@ from caldav import DAVClient
 from caldav.lib import error as dav_error
 from requests.auth import AuthBase, HTTPBasicAuth
 
+from salesplan.kit import outbound
+from salesplan.kit.outbound import OutboundPolicy
+
 NS = {"d": "DAV:", "c": "urn:ietf:params:xml:ns:caldav"}
-TIMEOUT_SECONDS = 60
+TIMEOUT_SECONDS = outbound.TIMEOUT_SECONDS
 MULTIGET_BATCH = 500
+T = TypeVar("T")
+
+# The library logs request and response bodies (and URLs) at DEBUG: never ours to keep.
+logging.getLogger("caldav").setLevel(logging.INFO)
+dav_error.debug_dump_communication = False
 
 
 class ProviderFailure(Exception):
-    """The server could not be reached or refused; `str()` is the provider's reason."""
+    """The server could not be reached or refused; `str()` is our text for it, never the
+    provider's own words."""
 
 
 class AuthFailure(ProviderFailure):
     pass
+
+
+class DestinationRefused(ProviderFailure):
+    """Contract §12: not a public address (nor one SALESPLAN_OUTBOUND_ALLOW re-allows)."""
+
+    def __init__(self) -> None:
+        super().__init__(outbound.REFUSED)
+
+
+class Unreachable(ProviderFailure):
+    """Every network failure, alike (no open/closed-port oracle)."""
+
+    def __init__(self) -> None:
+        super().__init__(outbound.UNREACHABLE)
+
+
+async def call(fn: Callable[..., T], *args: Any, organization: object = None) -> T:
+    """Run a blocking provider function on the outbound pool, its requests 15 s each, at most
+    a few at a time per organization."""
+    key = None if organization is None else str(organization)
+    try:
+        return await outbound.run_blocking(fn, *args, key=key, seconds=TIMEOUT_SECONDS)
+    except outbound.DestinationNotAllowed:
+        raise DestinationRefused() from None
+    except outbound.OutboundError:
+        raise Unreachable() from None
 
 
 class PreconditionFailed(ProviderFailure):
@@ -75,9 +117,11 @@ def _fmt(value: datetime) -> str:
 
 
 class CalDAVCalendar:
-    def __init__(self, url: str, username: str, password: str) -> None:
+    def __init__(self, url: str, username: str, password: str, policy: OutboundPolicy) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.username = username
+        if urlsplit(self.url).scheme not in ("http", "https"):
+            raise ProviderFailure("invalid calendar URL")
         try:
             self.preset_auth = _known_auth(self.url, username, password)
             self.client = DAVClient(  # type: ignore[operator]
@@ -87,26 +131,28 @@ class CalDAVCalendar:
                 auth=self.preset_auth,
                 timeout=TIMEOUT_SECONDS,
             )
-        except Exception as exc:  # a malformed URL
-            raise ProviderFailure(f"invalid calendar URL: {exc}") from None
+        except Exception:  # a malformed URL
+            raise ProviderFailure("invalid calendar URL") from None
+        outbound.guard_session(self.client.session, policy)
 
     def _request(
         self, url: str, method: str, body: str = "", headers: dict[str, str] | None = None
     ) -> Any:
         try:
-            response = self.client.request(url, method, body, headers or {})
+            with outbound.deadline(TIMEOUT_SECONDS):
+                response = self.client.request(url, method, body, headers or {})
         except dav_error.AuthorizationError:
             if self.preset_auth is not None:  # the server changed its mind: ask it again
                 _BASIC.discard(_origin(self.url, self.username))
                 self.preset_auth = self.client.auth = None
                 return self._request(url, method, body, headers)
             raise AuthFailure("the server rejected the username or password") from None
+        except outbound.DestinationNotAllowed:
+            raise DestinationRefused() from None
         except dav_error.DAVError as exc:
             raise ProviderFailure(f"CalDAV error: {type(exc).__name__}") from None
-        except Exception as exc:  # connection refused, DNS, TLS, timeout
-            raise ProviderFailure(
-                f"cannot reach the calendar server: {type(exc).__name__}"
-            ) from None
+        except Exception:  # connection refused, DNS, TLS, timeout: all alike
+            raise Unreachable() from None
         if isinstance(self.client.auth, HTTPBasicAuth) and response.status not in (401, 403):
             _BASIC.add(_origin(self.url, self.username))
         return response

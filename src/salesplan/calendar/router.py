@@ -26,6 +26,7 @@ from salesplan.calendar.schemas import (
     TranscriptOut,
 )
 from salesplan.db import SessionDep
+from salesplan.kit import outbound
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response, tag_matches
 from salesplan.kit.schemas import ListResponse
@@ -90,7 +91,9 @@ async def create_connection(
 ) -> Response:
     """Connect a CalDAV calendar collection; checked against the server first (422 when it
     refuses). The first sync is queued."""
-    conn = await service.create_connection(session, ctx, body, _secret(request))
+    conn = await service.create_connection(
+        session, ctx, body, _secret(request), outbound.policy(request.app.state.settings)
+    )
     return json_response(ConnectionOut.model_validate(conn), 201)
 
 
@@ -191,7 +194,13 @@ async def update_event(
     client's `If-Match` (the event's `etag`) is honoured: no longer current → 412
     `precondition_failed`, nothing changed. Answers the event with its new `ETag`."""
     event = await service.update_event(
-        session, ctx, eventId, body, _secret(request), request.headers.get("if-match")
+        session,
+        ctx,
+        eventId,
+        body,
+        _secret(request),
+        outbound.policy(request.app.state.settings),
+        request.headers.get("if-match"),
     )
     return _tagged(EventOut.of(event))
 

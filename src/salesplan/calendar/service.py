@@ -3,7 +3,6 @@ to CalDAV first, meeting artifacts. Services never commit; network calls run in 
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -14,8 +13,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
 from salesplan.calendar.ical import OccurrenceMissing, apply_changes, parse_instances
-from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure
+from salesplan.calendar.provider import (
+    AuthFailure,
+    CalDAVCalendar,
+    DestinationRefused,
+    ProviderFailure,
+)
 from salesplan.calendar.provider import PreconditionFailed as ChangedAtProvider
+from salesplan.calendar.provider import call as provider_call
 from salesplan.calendar.repository import (
     ActionItemRepository,
     ArtifactRepository,
@@ -34,6 +39,7 @@ from salesplan.errors import (
     Unprocessable,
     ValidationFailed,
 )
+from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
@@ -56,19 +62,34 @@ def _me(ctx: RequestContext) -> uuid.UUID:
 # -- connections ---------------------------------------------------------------------------
 
 
-def _check(url: str, username: str, password: str) -> None:
-    CalDAVCalendar(url, username, password).check()
+def _check(url: str, username: str, password: str, policy: outbound.OutboundPolicy) -> None:
+    CalDAVCalendar(url, username, password, policy).check()
 
 
 async def create_connection(
-    session: AsyncSession, ctx: RequestContext, data: ConnectionIn, secret: bytes
+    session: AsyncSession,
+    ctx: RequestContext,
+    data: ConnectionIn,
+    secret: bytes,
+    policy: outbound.OutboundPolicy,
 ) -> CalendarConnection:
+    await outbound.require_allowed(policy, data.url, field="url")
     try:
-        await asyncio.to_thread(_check, data.url, data.username, data.password)
+        await provider_call(
+            _check, data.url, data.username, data.password, policy, organization=ctx.organization_id
+        )
+    except DestinationRefused as exc:  # found at connect time: after DNS, or on a redirect
+        raise Unprocessable(
+            f"The calendar cannot be connected: {exc}",
+            details={"field": "url", "reason": "destination_not_allowed"},
+        ) from None
     except ProviderFailure as exc:
         raise Unprocessable(
             f"The calendar cannot be connected: {exc}",
-            details={"field": "url", "reason": str(exc)},
+            details={
+                "field": "password" if isinstance(exc, AuthFailure) else "url",
+                "reason": str(exc),
+            },
         ) from None
     conn = CalendarConnection(
         user_id=_me(ctx),
@@ -186,10 +207,12 @@ class _Target:
     password_encrypted: str
 
 
-def _push(target: _Target, password: str, changes: dict[str, Any]) -> tuple[str | None, str]:
+def _push(
+    target: _Target, password: str, changes: dict[str, Any], policy: outbound.OutboundPolicy
+) -> tuple[str | None, str]:
     """Blocking: fetch the object, edit it (the occurrence's override for one occurrence of a
     recurring event), PUT it back with If-Match. Answers (etag, ics)."""
-    calendar = CalDAVCalendar(target.url, target.username, password)
+    calendar = CalDAVCalendar(target.url, target.username, password, policy)
     current = calendar.get(target.href)
     if current is None:
         raise ChangedAtProvider("the event was deleted on the calendar server")
@@ -233,6 +256,7 @@ async def update_event(
     event_id: uuid.UUID,
     data: EventPatch,
     secret: bytes,
+    policy: outbound.OutboundPolicy,
     if_match: str | None = None,
 ) -> CalendarEvent:
     """Push the change to the provider, then store what the provider now holds. The provider
@@ -279,7 +303,9 @@ async def update_event(
     await end_reads(session)
     try:
         password = decrypt_password(secret, target.password_encrypted)
-        new_etag, ics = await asyncio.to_thread(_push, target, password, changes)
+        new_etag, ics = await provider_call(
+            _push, target, password, changes, policy, organization=ctx.organization_id
+        )
     except ChangedAtProvider as exc:
         raise Conflict(
             f"The event was changed on the calendar server since the last sync: {exc}.",

@@ -17,7 +17,6 @@ the object (an occurrence deleted, or moved out of the window)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
@@ -32,6 +31,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.calendar.crypto import decrypt_password
 from salesplan.calendar.ical import Instance, parse_instances
 from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure, SyncTokenInvalid
+from salesplan.calendar.provider import call as provider_call
+from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
 from salesplan.models.crm import Account, Contact
@@ -338,6 +339,7 @@ async def sync_connection(
         requested_at = conn.sync_requested_at
         token = conn.sync_token
         url, username, secret = conn.url, conn.username, conn.password_encrypted
+        organization = conn.organization_id
         await session.rollback()  # no transaction open across the network calls
 
     # Network calls in a thread, each with no transaction open; between them one short read of
@@ -347,16 +349,20 @@ async def sync_connection(
     known_seconds = 0.0
     try:
         password = decrypt_password(ctx.settings.signing_key, secret)
-        calendar = CalDAVCalendar(url, username, password)
+        calendar = CalDAVCalendar(url, username, password, outbound.policy(ctx.settings))
         window = sync_window()
-        listing = await asyncio.to_thread(list_changes, calendar, token, window)
+        listing = await provider_call(
+            list_changes, calendar, token, window, organization=organization
+        )
         reading = time.perf_counter()
         async with ctx.sessionmaker() as session:
             known = await known_etags(
                 session, connection_id, None if listing.full else set(listing.etags)
             )
         known_seconds = time.perf_counter() - reading
-        pulled = await asyncio.to_thread(fetch_changes, calendar, listing, known, window)
+        pulled = await provider_call(
+            fetch_changes, calendar, listing, known, window, organization=organization
+        )
     except (ProviderFailure, ValueError) as exc:
         error = str(exc)
     network = time.perf_counter()

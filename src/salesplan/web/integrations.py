@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import set_integration
-from salesplan.errors import ValidationFailed
+from salesplan.errors import Unprocessable, ValidationFailed
 from salesplan.feed.domains import explicit_own_domains, parse_own_domains, set_own_domains
 from salesplan.organizations.repository import role_in
 from salesplan.web import repository
@@ -64,13 +64,17 @@ async def save_integration(
     # An empty field keeps the stored value (it is never shown); "clear" removes it.
     new_webhook = "" if form.get("clear_slack_webhook_url") else (webhook or None)
     new_secret = "" if form.get("clear_slack_signing_secret") else (secret or None)
-    await set_integration(
-        session,
-        request.app.state.settings,
-        organization_id,
-        slack_webhook_url=new_webhook,
-        slack_signing_secret=new_secret,
-    )
+    try:
+        await set_integration(
+            session,
+            request.app.state.settings,
+            organization_id,
+            slack_webhook_url=new_webhook,
+            slack_signing_secret=new_secret,
+        )
+    except Unprocessable as exc:  # e.g. a destination not allowed (contract §12)
+        await _flash(request, session, {"error": exc.message})
+        return RedirectResponse(BACK, status_code=303)
     await _flash(request, session, {"notice": "Slack settings saved."})
     return RedirectResponse(BACK, status_code=303)
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from urllib.parse import urlsplit
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.config import Settings
 from salesplan.engage.delivery.signing import SecretBox
-from salesplan.errors import NotFound
+from salesplan.errors import NotFound, Unprocessable
+from salesplan.kit import outbound
 from salesplan.models.engage_delivery import OrganizationIntegration
 from salesplan.models.identity import Organization
 
@@ -27,6 +30,16 @@ async def _integration(
     return row
 
 
+def _scheme(url: str) -> str:
+    """The URL's scheme when it is one the sender can post to ('' otherwise)."""
+    try:
+        parts = urlsplit(url)
+        httpx.URL(url)
+        return parts.scheme if parts.hostname else ""
+    except (ValueError, httpx.InvalidURL):
+        return ""
+
+
 async def set_integration(
     session: AsyncSession,
     settings: Settings,
@@ -35,7 +48,21 @@ async def set_integration(
     slack_webhook_url: str | None = None,
     slack_signing_secret: str | None = None,
 ) -> dict[str, bool]:
-    """Set the fields given (an empty string clears one); answers which are configured."""
+    """Set the fields given (an empty string clears one); answers which are configured.
+
+    A webhook URL already known to be refused (contract §12: not a public address) is a 422
+    `destination_not_allowed`, and nothing is written."""
+    if slack_webhook_url:
+        if await session.get(Organization, organization_id) is None:
+            raise NotFound("Organization not found.", details={"id": str(organization_id)})
+        await outbound.require_allowed(
+            outbound.policy(settings), slack_webhook_url, field="slackWebhookUrl"
+        )
+        if _scheme(slack_webhook_url) not in ("http", "https"):
+            raise Unprocessable(
+                "The Slack webhook URL must be an http(s) address.",
+                details={"field": "slackWebhookUrl", "reason": "invalid_url"},
+            )
     box = SecretBox(settings.signing_key)
     row = await _integration(session, organization_id, create=True)
     assert row is not None

@@ -32,6 +32,7 @@ from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.mime import build_email
 from salesplan.feed.ingest import engage_message_sent
 from salesplan.idempotency import prune_expired
+from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.models.engage_delivery import EngageMessage, SenderPause
 from salesplan.worker.context import WorkerContext
@@ -236,7 +237,9 @@ async def send_slack_batch(
     results: list[Outcome] = []
     paused: dict[Any, datetime] = {}
     urls: dict[Any, str | None] = {}
-    async with httpx.AsyncClient(timeout=15) as http:
+    # Contract §12: the webhook is a user's URL: public destinations only, no redirects, our
+    # own error texts (never the server's body).
+    async with outbound.async_client(outbound.policy(settings)) as http:
         for message in messages:
             org = message.organization_id
             if org in paused:
@@ -255,8 +258,14 @@ async def send_slack_batch(
                     content=orjson.dumps({"text": text}),
                     headers={"Content-Type": "application/json"},
                 )
-            except httpx.HTTPError as exc:
-                results.append(Outcome(message.id, "retry", f"Slack: {type(exc).__name__}"))
+            except outbound.DestinationNotAllowed:
+                results.append(Outcome(message.id, "failed", outbound.REFUSED))
+                continue
+            except httpx.InvalidURL:
+                results.append(Outcome(message.id, "failed", "invalid Slack webhook URL"))
+                continue
+            except (httpx.HTTPError, outbound.OutboundError):
+                results.append(Outcome(message.id, "retry", outbound.UNREACHABLE))
                 continue
             if response.status_code == 429:
                 seconds = _retry_after(response.headers.get("Retry-After"))
@@ -267,11 +276,8 @@ async def send_slack_batch(
                 await on_sent(message)
             elif response.status_code >= 500:
                 results.append(Outcome(message.id, "retry", f"Slack {response.status_code}"))
-            else:
-                detail = response.text[:200]
-                results.append(
-                    Outcome(message.id, "failed", f"Slack {response.status_code}: {detail}")
-                )
+            else:  # the status only: the body is the server's, not ours to repeat
+                results.append(Outcome(message.id, "failed", f"Slack {response.status_code}"))
     return results
 
 
