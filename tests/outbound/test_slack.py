@@ -144,8 +144,13 @@ async def test_the_cli_refuses_with_one_line_and_a_failure_exit(cli_db: str) -> 
     for url in ("http://127.1:5432/", "http://169.254.169.254/latest/meta-data/"):
         result = _cli(cli_db, "admin", "set-integration", "--org", org, "--slack-webhook-url", url)
         assert result.returncode != 0
+        # Every admin command names its database on stderr first (contract §15); the refusal is
+        # the one line after it.
         lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1 and "destination_not_allowed" in lines[0], result.stderr
+        assert lines[0].startswith("database: "), result.stderr
+        errors = lines[1:]
+        assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
+        assert "destination_not_allowed" in errors[0], result.stderr
         assert result.stdout == ""
 
 
