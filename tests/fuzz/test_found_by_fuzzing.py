@@ -124,3 +124,18 @@ async def test_an_invalid_object_row_is_still_that_rows_400_in_the_207(client, a
     body = resp.json()
     assert [r["status"] for r in body["results"]] == [201, 400]
     assert body["created"] == 1 and body["failed"] == 1
+
+
+@pytest.mark.parametrize("url", ["http://[::1/cal/", "http://[not-an-address]/cal/", "https://[/"])
+async def test_a_calendar_url_with_a_broken_ipv6_bracket_is_refused_not_a_500(
+    client, actor, url: str
+) -> None:
+    """The stateful pass sent a connection URL that `urlsplit` cannot read ("Invalid IPv6
+    URL"): the CalDAV client raised a ValueError past the provider's error mapping (500)."""
+    resp = await client.post(
+        "/api/v1/calendar/connections",
+        headers=actor.in_org(),
+        json={"url": url, "username": "alice", "password": "alice-pass"},
+    )
+    assert resp.status_code in (400, 422), resp.text
+    assert resp.json()["error"]["code"] in ("validation_error", "unprocessable")

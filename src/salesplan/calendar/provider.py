@@ -120,7 +120,11 @@ class CalDAVCalendar:
     def __init__(self, url: str, username: str, password: str, policy: OutboundPolicy) -> None:
         self.url = url if url.endswith("/") else url + "/"
         self.username = username
-        if urlsplit(self.url).scheme not in ("http", "https"):
+        try:
+            scheme = urlsplit(self.url).scheme
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            scheme = ""
+        if scheme not in ("http", "https"):
             raise ProviderFailure("invalid calendar URL")
         try:
             self.preset_auth = _known_auth(self.url, username, password)
