@@ -103,7 +103,11 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     if error is None:
         return False
     if response.status_code == 422:
-        return "field" in (error.get("details") or {})
+        # Contract §2: well-formed but semantically wrong for the stored state: a reference to
+        # no row (`details.field`) or a rule on the row the path names (`details.reason`, e.g.
+        # a member mutation on a DYNAMIC list, which the stateful phase reaches by its links).
+        details = error.get("details") or {}
+        return "field" in details or "reason" in details
     if response.status_code != 400 or error.get("code") != "validation_error":
         return False
     locations = _locations(error)
