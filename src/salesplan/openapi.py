@@ -117,6 +117,14 @@ def requirement_of(route: APIRoute) -> Requirement | None:
     return None
 
 
+def summary_of(route: APIRoute) -> str | None:
+    """The operation's summary: declared, else its description's first line (the OpenAPI
+    summary and the MCP tool's title alike)."""
+    if route.summary is None and route.description:
+        return route.description.strip().splitlines()[0].rstrip(".")
+    return route.summary
+
+
 def collect_requirements(routers: list[APIRouter]) -> dict[str, Requirement | None]:
     """operationId → the Requirement that guards it, from the routers as declared."""
     found: dict[str, Requirement | None] = {}
@@ -124,8 +132,7 @@ def collect_requirements(routers: list[APIRouter]) -> dict[str, Requirement | No
         for route in router.routes:
             if isinstance(route, APIRoute) and route.operation_id:
                 found[route.operation_id] = requirement_of(route)
-                if route.summary is None and route.description:
-                    route.summary = route.description.strip().splitlines()[0].rstrip(".")
+                route.summary = summary_of(route)
     return found
 
 

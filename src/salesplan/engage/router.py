@@ -50,6 +50,7 @@ from salesplan.engage.schemas import (
 from salesplan.kit.pagination import CursorCodec, CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 
 router = APIRouter()
 
@@ -131,14 +132,16 @@ def list_route(
         tags=record.tags,
         response_model=ListResponse[record.out],  # type: ignore[name-defined]
     )(
-        _endpoint(
-            doc,
-            page,
-            ctx=Read,
-            session=SessionDep,
-            codec=CursorCodecDep,
-            params=Annotated[ListParams, list_params(sortable)],
-            **filters,
+        as_tool()(  # Engage reads are MCP tools; sends and campaign start stay REST (§9)
+            _endpoint(
+                doc,
+                page,
+                ctx=Read,
+                session=SessionDep,
+                codec=CursorCodecDep,
+                params=Annotated[ListParams, list_params(sortable)],
+                **filters,
+            )
         )
     )
 
@@ -191,7 +194,7 @@ def record_routes(
         name=f"get_{name}",
         response_model=record.out,
         **common,
-    )(_endpoint(docs[0], get, **path_id, ctx=Read, session=SessionDep))
+    )(as_tool()(_endpoint(docs[0], get, **path_id, ctx=Read, session=SessionDep)))
     router.patch(
         one,
         operation_id=f"updateEngage{record.noun}",
@@ -326,6 +329,7 @@ record_routes(
     tags=LISTS,
     response_model=ListResponse[MemberOut],
 )
+@as_tool()
 async def list_members(
     listId: uuid.UUID,
     ctx: Read,
@@ -433,6 +437,7 @@ async def enroll(
     tags=CAMPAIGNS,
     response_model=JobOut,
 )
+@as_tool()
 async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """An enrollment job's status and counts."""
     return json_response(JobOut.model_validate(await campaigns.get_job(session, ctx, jobId)))
@@ -444,6 +449,7 @@ async def get_job(jobId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     tags=CAMPAIGNS,
     response_model=CampaignStatusOut,
 )
+@as_tool()
 async def campaign_status(campaignId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Enrollment counts per step and state."""
     return json_response(

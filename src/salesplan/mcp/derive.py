@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, create_model
 from salesplan.auth.dependencies import Requirement
 from salesplan.kit.tools import ToolOptions, tool_options
 from salesplan.mcp.registry import ListArgs, ToolArgs, ToolSpec, register
-from salesplan.openapi import requirement_of
+from salesplan.openapi import requirement_of, summary_of
 
 
 @dataclass(frozen=True)
@@ -122,6 +122,9 @@ def derive(route: APIRoute, options: ToolOptions) -> tuple[ToolSpec, Parameters]
     destructive = (
         options.destructive if options.destructive is not None else method in ("PUT", "DELETE")
     )
+    # Reads and PUT-style replacements (and upserts) leave the same state when repeated; a
+    # create or a PATCH that appends is not assumed to.
+    idempotent = read_only or method == "PUT"
     description = (route.description or "").strip()
     if options.note:
         description = f"{description}\n{options.note.strip()}"
@@ -135,7 +138,8 @@ def derive(route: APIRoute, options: ToolOptions) -> tuple[ToolSpec, Parameters]
         user_token=requirement.user_token,
         read_only=read_only,
         destructive=destructive,
-        title=route.summary,
+        idempotent=idempotent,
+        title=summary_of(route),
         result=options.result,
     )
     body_names: tuple[str, ...] = ()

@@ -143,6 +143,8 @@ class ToolSpec:
     user_token: bool = False
     read_only: bool = True
     destructive: bool = False
+    # Calling it again with the same arguments changes nothing more (reads, PUT replacements).
+    idempotent: bool = True
     title: str | None = None
     # A derived tool: (arguments as sent, REST body) → the tool result, where they differ.
     result: ResultAdapter | None = None
@@ -172,6 +174,7 @@ def mcp_tool(
     user_token: bool = False,
     read_only: bool = True,
     destructive: bool = False,
+    idempotent: bool = True,
     title: str | None = None,
 ) -> Callable[[ToolRunner], ToolRunner]:
     """Register an adapter as the tool `name` (the REST operationId)."""
@@ -193,6 +196,7 @@ def mcp_tool(
                 user_token=user_token,
                 read_only=read_only,
                 destructive=destructive,
+                idempotent=idempotent,
                 title=title,
             )
         )

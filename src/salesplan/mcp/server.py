@@ -117,6 +117,7 @@ def sdk_tool(spec: ToolSpec) -> Tool:
             title=spec.title,
             read_only_hint=spec.read_only,
             destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
         meta={

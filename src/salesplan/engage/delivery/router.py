@@ -27,6 +27,7 @@ from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 
 router = APIRouter()
 
@@ -142,6 +143,7 @@ QueueParams = Annotated[ListParams, list_params(("createdAt", "updatedAt"))]
     tags=["engage-queue"],
     response_model=ListResponse[QueueItemOut],
 )
+@as_tool()
 async def list_engage_queue(
     ctx: QueueRead,
     session: SessionDep,
@@ -170,6 +172,7 @@ async def list_engage_queue(
     tags=["engage-queue"],
     response_model=QueueItemOut,
 )
+@as_tool()
 async def get_engage_queue_item(
     messageId: uuid.UUID, ctx: QueueRead, session: SessionDep
 ) -> Response:
@@ -197,6 +200,7 @@ def reply_body(reply: Any, include_html: bool) -> dict[str, Any]:
     response_model=ListResponse[ReplyOut],
     response_model_exclude_unset=True,
 )
+@as_tool()
 async def list_engage_replies(
     ctx: QueueRead,
     session: SessionDep,
@@ -226,6 +230,7 @@ async def list_engage_replies(
     tags=["engage-replies"],
     response_model=ReplyOut,
 )
+@as_tool()
 async def get_engage_reply(
     replyId: uuid.UUID, ctx: QueueRead, session: SessionDep, include_html: IncludeHtml = False
 ) -> Response:
@@ -239,6 +244,7 @@ async def get_engage_reply(
     tags=["engage-queue"],
     response_model=AnalyticsOut,
 )
+@as_tool()
 async def get_engage_analytics(
     ctx: AnalyticsRead,
     session: SessionDep,
