@@ -139,3 +139,17 @@ async def test_a_calendar_url_with_a_broken_ipv6_bracket_is_refused_not_a_500(
     )
     assert resp.status_code in (400, 422), resp.text
     assert resp.json()["error"]["code"] in ("validation_error", "unprocessable")
+
+
+@pytest.mark.parametrize("bound", ["from", "to"])
+@pytest.mark.parametrize("value", ["0", "1700000000", "1.5", "-3"])
+async def test_calendar_date_times_are_never_unix_seconds(client, actor, bound, value) -> None:
+    """Issue 27 item 9's `to=0` was taken as 1970-01-01 for dates; the calendar's date-times
+    (contract §11) had the same hole: a number is a 400, an ISO 8601 date-time is read."""
+    resp = await client.get(f"/api/v1/calendar/events?{bound}={value}", headers=actor.in_org())
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["error"]["code"] == "validation_error"
+    ok = await client.get(
+        f"/api/v1/calendar/events?{bound}=2026-11-25T09:00:00Z", headers=actor.in_org()
+    )
+    assert ok.status_code == 200, ok.text

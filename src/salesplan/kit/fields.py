@@ -106,6 +106,20 @@ def _iso_date(value: Any) -> Any:
 Date = Annotated[date, BeforeValidator(_iso_date)]
 """A calendar date, in queries and bodies: `YYYY-MM-DD` and nothing else."""
 
+_NUMBER = re.compile(r"\s*[-+]?[0-9]+(\.[0-9]*)?\s*")
+
+
+def _not_seconds(value: Any) -> Any:
+    """pydantic's lax `datetime` reads a number, or a string of one, as Unix seconds (`from=0`
+    was 1970-01-01): a date-time is written as one (contract §12: real dates only)."""
+    if isinstance(value, int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):
+        raise ValueError("Must be an ISO 8601 date-time, e.g. 2026-11-25T09:00:00Z.")
+    return value
+
+
+DateTime = Annotated[datetime, BeforeValidator(_not_seconds)]
+"""A date-time in a query: ISO 8601 text, never a number of seconds."""
+
 
 def money_out(value: Decimal | None) -> float | None:
     return None if value is None else float(value)
