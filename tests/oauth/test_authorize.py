@@ -87,6 +87,7 @@ async def test_other_errors_redirect_with_error_and_state(
     assert query["error"] == error
     assert query["state"] == "xyz-state"
     assert query["error_description"]
+    assert query["iss"] == "http://testserver"  # RFC 9207: the issuer of the metadata
 
 
 async def test_repeated_parameter_is_invalid_request(
@@ -204,6 +205,7 @@ async def test_cancel_redirects_with_access_denied_and_state(
         "error": "access_denied",
         "error_description": query["error_description"],
         "state": "xyz-state",
+        "iss": "http://testserver",
     }
 
 
@@ -215,6 +217,24 @@ async def test_allow_redirects_303_with_code_and_state(
     assert response.headers["location"].startswith("http://127.0.0.1:8765/callback?code=")
     query = redirect_query(response)
     assert query["code"].startswith("sp_ac_") and query["state"] == "xyz-state"
+
+
+async def test_every_authorization_response_names_the_issuer(
+    signed_in: httpx.AsyncClient, client: httpx.AsyncClient, oauth_app: AppWithSecret
+) -> None:
+    """RFC 9207: `iss` equal to the metadata's `issuer` on the code and on errors, and the
+    metadata says so (`authorization_response_iss_parameter_supported`)."""
+    metadata = (await client.get("/.well-known/oauth-authorization-server")).json()
+    assert metadata["authorization_response_iss_parameter_supported"] is True
+    allowed = await consent(signed_in, authorize_params(oauth_app.app, challenge()))
+    denied = await consent(
+        signed_in, authorize_params(oauth_app.app, challenge()), decision="cancel"
+    )
+    refused = await signed_in.get(
+        AUTHORIZE, params=authorize_params(oauth_app.app, challenge(), scope="nope:read")
+    )
+    for response in (allowed, denied, refused):
+        assert redirect_query(response)["iss"] == metadata["issuer"], response.headers
 
 
 async def test_consent_without_a_valid_csrf_token_issues_no_code(

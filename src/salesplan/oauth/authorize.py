@@ -56,10 +56,13 @@ class AuthorizeRedirectError(Exception):
         self.description = description
         self.state = state
 
-    def location(self) -> str:
+    def location(self, issuer: str) -> str:
+        """The redirect back to the client, naming the issuer (RFC 9207) so that a client
+        talking to several authorization servers knows which one answered."""
         params = {"error": self.error, "error_description": self.description}
         if self.state is not None:
             params["state"] = self.state
+        params["iss"] = issuer
         return with_query(self.redirect_uri, params)
 
 

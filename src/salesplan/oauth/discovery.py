@@ -27,6 +27,8 @@ def authorization_server_metadata(public_url: str) -> dict[str, Any]:
         "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
         "registration_endpoint_auth_methods_supported": ["none"],
         "code_challenge_methods_supported": ["S256"],
+        # RFC 9207: every authorization response (code or error) carries `iss`.
+        "authorization_response_iss_parameter_supported": True,
         "service_documentation": f"{public_url}/docs",
     }
 

@@ -47,7 +47,7 @@ async def checked_request(
     except AuthorizePageError as exc:
         return error_page(request, exc.title, exc.message)
     except AuthorizeRedirectError as exc:
-        return redirect(exc.location())
+        return redirect(exc.location(request.app.state.settings.public_url))
 
 
 async def consent_page(
@@ -64,7 +64,9 @@ async def consent_page(
         denied = auth_request.deny(
             "access_denied", "You are not a member of an organization this app may reach."
         )
-        return RedirectResponse(denied.location(), status_code=302)
+        return RedirectResponse(
+            denied.location(request.app.state.settings.public_url), status_code=302
+        )
     return render(
         request,
         "consent.html",
@@ -106,7 +108,9 @@ async def consent(request: Request, session: SessionDep) -> Response:
         )
     if form.get("decision") != "allow":
         return see_other(
-            auth_request.deny("access_denied", "The user declined the request.").location()
+            auth_request.deny("access_denied", "The user declined the request.").location(
+                request.app.state.settings.public_url
+            )
         )
     # Only requested scopes can be granted: a forged box adds nothing (contract §15).
     ticked = {v for v in form.getlist(GRANTED) if isinstance(v, str)}
@@ -141,4 +145,5 @@ async def consent(request: Request, session: SessionDep) -> Response:
     params_out = {"code": code}
     if auth_request.state is not None:
         params_out["state"] = auth_request.state
+    params_out["iss"] = request.app.state.settings.public_url  # RFC 9207
     return see_other(with_query(auth_request.redirect_uri, params_out))
