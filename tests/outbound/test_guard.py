@@ -200,3 +200,22 @@ async def test_one_key_holds_at_most_its_share_of_the_pool() -> None:
 
     await asyncio.gather(*(outbound.run_blocking(work, key="org-a") for _ in range(10)))
     assert most == outbound.PER_KEY_CALLS
+
+
+def test_a_call_that_got_its_slot_late_does_not_start_a_fresh_deadline() -> None:
+    """The wait for a slot counts (contract §12: 15 s in all): a call queued until just before
+    its deadline gets a first request bounded by that deadline, not 15 s more (CI saw a request
+    end at 30 s), and later requests of the call get their own 15 s."""
+    from salesplan.kit.outbound import _Call, _local, deadline
+
+    queued = time.monotonic() + 0.5
+    call = _Call(queued_deadline=queued)
+    _local.call = call
+    try:
+        with deadline(outbound.TIMEOUT_SECONDS):
+            assert call.deadline is not None and call.deadline <= queued
+        with deadline(outbound.TIMEOUT_SECONDS):
+            assert call.deadline is not None
+            assert call.deadline > time.monotonic() + outbound.TIMEOUT_SECONDS - 1
+    finally:
+        _local.call = None

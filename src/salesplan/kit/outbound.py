@@ -332,6 +332,9 @@ class _Call:
     """One blocking call on the pool: its sockets and the deadline of its current request."""
 
     deadline: float | None = None
+    # The deadline the call was queued with: the first request's own deadline is never later,
+    # so that a call that got its slot just in time does not start a fresh 15 s.
+    queued_deadline: float | None = None
     aborted: bool = False
     sockets: weakref.WeakSet[socket.socket] = field(default_factory=weakref.WeakSet)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -368,7 +371,11 @@ def deadline(seconds: float = TIMEOUT_SECONDS) -> Iterator[None]:
     if call is None:
         yield
         return
-    call.deadline = time.monotonic() + seconds
+    due = time.monotonic() + seconds
+    if call.queued_deadline is not None:  # the first request: the wait for a slot counts
+        due = min(due, call.queued_deadline)
+        call.queued_deadline = None
+    call.deadline = due
     try:
         yield
     finally:
@@ -477,6 +484,7 @@ def _in_call(call: _Call, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
     due = call.deadline
     if call.aborted or (due is not None and time.monotonic() > due):
         raise Unreachable()  # waited for a slot or a thread past the deadline: do nothing
+    call.queued_deadline = due  # bounds the first request's own deadline (see `deadline`)
     call.deadline = None  # from here on, each request's own (see `deadline`)
     _local.call = call
     try:
