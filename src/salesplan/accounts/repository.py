@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import functools
 import uuid
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, like_pattern, paginate
+from salesplan.kit.pagination import (
+    CursorCodec,
+    ListParams,
+    changed_since,
+    contains_ci,
+    like_pattern,
+    paginate,
+)
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped_by_parameter
 from salesplan.models.crm import Account
@@ -90,12 +98,16 @@ async def read(
 
 
 @functools.cache
-def _query(include_archived: bool, crm_id: bool, owner_id: bool, search: bool) -> Select:  # type: ignore[type-arg]
+def _query(
+    include_archived: bool, crm_id: bool, owner_id: bool, search: bool, updated_since: bool = False
+) -> Select:  # type: ignore[type-arg]
     """listAccounts' statement for one combination of filters, built once: the organization
     and the filters' values are its parameters (see `page`)."""
     stmt = scoped_by_parameter(select(*COLUMNS), Account)
     if not include_archived:
         stmt = stmt.where(A.archived_at.is_(None))
+    if updated_since:
+        stmt = stmt.where(A.updated_at >= bindparam("updated_since", type_=A.updated_at.type))
     if crm_id:
         stmt = stmt.where(A.crm_id == bindparam("crm_id"))
     if owner_id:
@@ -115,11 +127,22 @@ async def page(
     include_archived: bool = False,
     crm_id: str | None = None,
     owner_id: uuid.UUID | None = None,
+    updated_since: datetime | None = None,
 ) -> tuple[list[dict[str, Any]], PaginationMeta]:
-    """One page of accounts as wire dicts, and its pagination."""
+    """One page of accounts as wire dicts, and its pagination; with `updated_since`, those
+    changed at or after it (by `updatedAt` unless `sortBy` says otherwise)."""
     search = params.search or None
-    stmt = _query(include_archived, crm_id is not None, owner_id is not None, search is not None)
+    stmt = _query(
+        include_archived,
+        crm_id is not None,
+        owner_id is not None,
+        search is not None,
+        updated_since is not None,
+    )
     values: dict[str, Any] = {"organization_id": ctx.organization_id}
+    if updated_since is not None:
+        values["updated_since"] = updated_since
+        params = changed_since(params, updated_since)
     if crm_id is not None:
         values["crm_id"] = crm_id
     if owner_id is not None:

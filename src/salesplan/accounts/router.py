@@ -21,7 +21,7 @@ from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
 from salesplan.db import SessionDep, read_connection
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response, revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
@@ -53,6 +53,7 @@ async def list_accounts(
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
     crm_id: Annotated[QueryText | None, Query(alias="crmId")] = None,
     owner_id: Annotated[uuid.UUID | None, Query(alias="ownerId")] = None,
+    updated_since: UpdatedSince = None,
 ) -> Response:
     """List accounts."""
     async with read_connection(request) as conn:
@@ -64,6 +65,7 @@ async def list_accounts(
             include_archived=include_archived,
             crm_id=crm_id,
             owner_id=owner_id,
+            updated_since=updated_since,
         )
     # Wire dicts built from rows, serialized once by orjson; ETag of the page's bytes.
     body = {"data": items, "pagination": meta.model_dump(by_alias=True)}

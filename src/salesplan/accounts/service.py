@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -35,6 +36,7 @@ async def list_accounts(
     include_archived: bool = False,
     crm_id: str | None = None,
     owner_id: uuid.UUID | None = None,
+    updated_since: datetime | None = None,
 ) -> tuple[list[dict[str, Any]], PaginationMeta]:
     """listAccounts: one page of wire dicts (Core rows, accounts/repository.py)."""
     return await repository.page(
@@ -45,6 +47,7 @@ async def list_accounts(
         include_archived=include_archived,
         crm_id=crm_id,
         owner_id=owner_id,
+        updated_since=updated_since,
     )
 
 

@@ -13,7 +13,7 @@ from salesplan.contacts import descriptions as text
 from salesplan.contacts import service
 from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
 from salesplan.db import SessionDep
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
@@ -42,10 +42,17 @@ async def list_account_contacts(
     codec: CursorCodecDep,
     params: Params,
     include_archived: IncludeArchived = False,
+    updated_since: UpdatedSince = None,
 ) -> Response:
     """List the contacts of an account."""
     items, meta = await service.list_account_contacts(
-        session, ctx, accountId, params, codec, include_archived=include_archived
+        session,
+        ctx,
+        accountId,
+        params,
+        codec,
+        include_archived=include_archived,
+        updated_since=updated_since,
     )
     return json_response(
         ListResponse[ContactOut](
@@ -81,6 +88,7 @@ async def list_contacts(
     email: Annotated[QueryText | None, Query()] = None,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     include_archived: IncludeArchived = False,
+    updated_since: UpdatedSince = None,
 ) -> Response:
     """List contacts."""
     items, meta = await service.list_contacts(
@@ -91,6 +99,7 @@ async def list_contacts(
         account_id=account_id,
         email=email,
         include_archived=include_archived,
+        updated_since=updated_since,
     )
     return json_response(
         ListResponse[ContactOut](

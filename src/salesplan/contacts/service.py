@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,11 +30,18 @@ async def list_account_contacts(
     codec: CursorCodec,
     *,
     include_archived: bool = False,
+    updated_since: datetime | None = None,
 ) -> tuple[list[Contact], PaginationMeta]:
     """The contacts of an account that exists in the organization (else 404)."""
     await get_scoped(session, Account, ctx, account_id)
     return await list_contacts(
-        session, ctx, params, codec, account_id=account_id, include_archived=include_archived
+        session,
+        ctx,
+        params,
+        codec,
+        account_id=account_id,
+        include_archived=include_archived,
+        updated_since=updated_since,
     )
 
 
@@ -46,6 +54,7 @@ async def list_contacts(
     account_id: uuid.UUID | None = None,
     email: str | None = None,
     include_archived: bool = False,
+    updated_since: datetime | None = None,
 ) -> tuple[list[Contact], PaginationMeta]:
     where = []
     if account_id is not None:
@@ -53,7 +62,7 @@ async def list_contacts(
     if email is not None:
         where.append(func.lower(Contact.email) == email.strip().lower())
     return await ContactRepository(session, ctx).list(
-        params, codec, where=where, include_archived=include_archived
+        params, codec, where=where, include_archived=include_archived, updated_since=updated_since
     )
 
 

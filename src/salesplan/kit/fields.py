@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BeforeValidator,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from salesplan.kit.email import EMAIL_PATTERN as EMAIL_PATTERN
 from salesplan.kit.email import is_email
@@ -119,6 +126,20 @@ def _not_seconds(value: Any) -> Any:
 
 DateTime = Annotated[datetime, BeforeValidator(_not_seconds)]
 """A date-time in a query: ISO 8601 text, never a number of seconds."""
+
+
+def _in_utc(value: datetime) -> datetime:
+    """The instant in UTC: an offset that moves it past year 1 or 9999 is refused here (a
+    400), not met as an OverflowError when the value is bound to a statement (a 500)."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("The date-time is out of range.") from None
+
+
+InstantQuery = Annotated[AwareDatetime, BeforeValidator(_not_seconds), AfterValidator(_in_utc)]
+"""An RFC 3339 date-time in a query, its offset required (`Z` or `±hh:mm`; a date-time without
+one, a date alone or a number of seconds is a 400), answered in UTC."""
 
 
 def money_out(value: Decimal | None) -> float | None:

@@ -9,7 +9,7 @@ import hmac
 import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
 from salesplan.kit.driver import DriverStatement
+from salesplan.kit.fields import InstantQuery
 from salesplan.kit.schemas import INT32_MAX, PaginationMeta, QueryText
 
 DEFAULT_PAGE_SIZE = 50
@@ -35,6 +36,7 @@ class ListParams:
     sort_by: str
     order: Literal["asc", "desc"]
     search: str | None
+    sort_given: bool = False  # sortBy was sent (else `sort_by` is the list's default)
 
 
 def parse_list_params(
@@ -68,6 +70,7 @@ def parse_list_params(
         sort_by=sort_by or default,
         order=order,
         search=search.strip() if search and search.strip() else None,
+        sort_given=sort_by is not None,
     )
 
 
@@ -114,6 +117,32 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
     dependency.sortable = allowed  # type: ignore[attr-defined]
     dependency.default_sort = default  # type: ignore[attr-defined]
     return Depends(dependency)
+
+
+UPDATED_SINCE = (
+    "Incremental sync: only rows whose `updatedAt` is at or after this instant (>=), "
+    "an RFC 3339 date-time with its offset (`2026-11-25T09:00:00Z`; none, a date alone or a "
+    "number → 400). Every change to a row (create, update, archive, restore) moves its "
+    "`updatedAt`. Without `sortBy` the list is then sorted by `updatedAt` ascending, ties by "
+    "`id`: page through to the end and pass the last row's `updatedAt` as the next "
+    "`updatedSince` (that row comes back once more; skip what you already hold at the same "
+    "`updatedAt`). Add `includeArchived=true` to learn of deletions (archived rows)."
+)
+
+UpdatedSince = Annotated[
+    InstantQuery | None, Query(alias="updatedSince", description=UPDATED_SINCE)
+]
+"""The `updatedSince` query parameter of the lists a client syncs from (accounts, contacts,
+opportunities, leads, plans)."""
+
+
+def changed_since(params: ListParams, updated_since: datetime | None) -> ListParams:
+    """The list's parameters for an `updatedSince` query: without `sortBy`, sorted by
+    `updatedAt` (the order asked, ascending by default; ties by id, as every sort), so that a
+    poller can take the last row's `updatedAt` as its next `updatedSince`."""
+    if updated_since is None or params.sort_given:
+        return params
+    return replace(params, sort_by="updatedAt")
 
 
 class CursorCodec:

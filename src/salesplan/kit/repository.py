@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
 from sqlalchemy import Select, select
@@ -23,7 +24,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import (
+    CursorCodec,
+    ListParams,
+    changed_since,
+    contains_ci,
+    paginate,
+)
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, get_scoped, scoped
 
@@ -148,12 +155,18 @@ class Repository(Generic[M]):
         *,
         where: Iterable[Any] = (),
         include_archived: bool = False,
+        updated_since: datetime | None = None,
     ) -> tuple[list[M], PaginationMeta]:
-        """One page of rows: live ones unless `include_archived`, `params.search` matched
-        (case-insensitive, contains) against `search_columns`, sorted by `sort_columns`."""
+        """One page of rows: live ones unless `include_archived`, changed at or after
+        `updated_since` (then by `updatedAt` unless `sortBy` says otherwise), `params.search`
+        matched (case-insensitive, contains) against `search_columns`, sorted by
+        `sort_columns`."""
         stmt = self.select().where(*where)
         if not include_archived and hasattr(self.model, "archived_at"):
             stmt = stmt.where(self.model.archived_at.is_(None))
+        if updated_since is not None:
+            stmt = stmt.where(self.model.updated_at >= updated_since)
+            params = changed_since(params, updated_since)
         return await page_of(
             self.session, stmt, self.model, params, codec, self.sort_columns, self.search_columns
         )

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Response
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.leads import service
@@ -32,10 +32,17 @@ async def list_leads(
     params: Params,
     status: Annotated[LeadStatus | None, Query()] = None,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
+    updated_since: UpdatedSince = None,
 ) -> Response:
     """List leads."""
     items, meta = await service.list_leads(
-        session, ctx, params, codec, status=status, include_archived=include_archived
+        session,
+        ctx,
+        params,
+        codec,
+        status=status,
+        include_archived=include_archived,
+        updated_since=updated_since,
     )
     return json_response(
         ListResponse[LeadOut](data=[LeadOut.model_validate(x) for x in items], pagination=meta)

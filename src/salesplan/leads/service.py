@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -24,10 +25,11 @@ async def list_leads(
     *,
     status: str | None = None,
     include_archived: bool = False,
+    updated_since: datetime | None = None,
 ) -> tuple[list[Lead], PaginationMeta]:
     where = [] if status is None else [Lead.status == status]
     return await LeadRepository(session, ctx).list(
-        params, codec, where=where, include_archived=include_archived
+        params, codec, where=where, include_archived=include_archived, updated_since=updated_since
     )
 
 

@@ -62,6 +62,8 @@ class Account(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         crm_id_unique("accounts"),
         Index("ix_accounts_org_created", "organization_id", "created_at", "id"),
+        # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
+        Index("ix_accounts_org_updated", "organization_id", "updated_at", "id"),
         trigram_index("accounts", "name"),
         trigram_index("accounts", "domain"),
     )
@@ -85,6 +87,8 @@ class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         crm_id_unique("contacts"),
         Index("ix_contacts_org_created", "organization_id", "created_at", "id"),
+        # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
+        Index("ix_contacts_org_updated", "organization_id", "updated_at", "id"),
         trigram_index("contacts", "first_name"),
         trigram_index("contacts", "last_name"),
         trigram_index("contacts", "email"),
@@ -112,6 +116,8 @@ class Opportunity(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         crm_id_unique("opportunities"),
         Index("ix_opportunities_org_created", "organization_id", "created_at", "id"),
+        # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
+        Index("ix_opportunities_org_updated", "organization_id", "updated_at", "id"),
         trigram_index("opportunities", "name"),
     )
 
@@ -179,6 +185,8 @@ class Lead(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         crm_id_unique("leads"),
         Index("ix_leads_org_created", "organization_id", "created_at", "id"),
+        # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
+        Index("ix_leads_org_updated", "organization_id", "updated_at", "id"),
         trigram_index("leads", "first_name"),
         trigram_index("leads", "last_name"),
         trigram_index("leads", "email"),

@@ -35,6 +35,8 @@ class Plan(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __table_args__ = (
         _live_index("ix_plans_org_created_live", "organization_id", "created_at", "id"),
         _live_index("ix_plans_org_updated_live", "organization_id", "updated_at", "id"),
+        # updatedSince with includeArchived / archivedOnly (incremental sync sees archives)
+        Index("ix_plans_org_updated", "organization_id", "updated_at", "id"),
         _live_index("ix_plans_org_name_live", "organization_id", "name", "id"),
         Index("ix_plans_org_entity", "organization_id", "entity_type", "entity_id"),
     )

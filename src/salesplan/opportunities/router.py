@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Response
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
@@ -42,6 +42,7 @@ async def list_opportunities(
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     stage: Annotated[QueryText | None, Query()] = None,
     include_archived: Annotated[bool, Query(alias="includeArchived")] = False,
+    updated_since: UpdatedSince = None,
 ) -> Response:
     """List opportunities."""
     items, meta = await service.list_opportunities(
@@ -52,6 +53,7 @@ async def list_opportunities(
         account_id=account_id,
         stage=stage,
         include_archived=include_archived,
+        updated_since=updated_since,
     )
     return json_response(
         ListResponse[OpportunityOut](

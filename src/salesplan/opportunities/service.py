@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -27,6 +28,7 @@ async def list_opportunities(
     account_id: uuid.UUID | None = None,
     stage: str | None = None,
     include_archived: bool = False,
+    updated_since: datetime | None = None,
 ) -> tuple[list[Opportunity], PaginationMeta]:
     where = []
     if account_id is not None:
@@ -34,7 +36,7 @@ async def list_opportunities(
     if stage is not None:
         where.append(Opportunity.stage == stage)
     return await OpportunityRepository(session, ctx).list(
-        params, codec, where=where, include_archived=include_archived
+        params, codec, where=where, include_archived=include_archived, updated_since=updated_since
     )
 
 

@@ -8,6 +8,7 @@ import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, or_, select
@@ -16,7 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, like_pattern, paginate
+from salesplan.kit.pagination import (
+    CursorCodec,
+    ListParams,
+    changed_since,
+    contains_ci,
+    like_pattern,
+    paginate,
+)
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped, scoped_by_parameter
@@ -43,6 +51,7 @@ class PlanFilters:
     account_id: uuid.UUID | None = None
     include_archived: bool = False
     archived_only: bool = False
+    updated_since: datetime | None = None
 
 
 INCLUDE_PATTERN = "^({0})(,({0}))*$".format("|".join(INCLUDABLE))
@@ -70,6 +79,7 @@ def _list_query(
     on_account: bool,
     entity_id: bool,
     account_id: bool,
+    updated_since: bool = False,
 ) -> Any:
     """listPlans' statement for one combination of filters, built once: the organization and
     the filters' values are its parameters (see `list_plans`)."""
@@ -79,6 +89,8 @@ def _list_query(
         stmt = stmt.where(P.c.archived_at.is_not(None))
     elif not include_archived:
         stmt = stmt.where(P.c.archived_at.is_(None))
+    if updated_since:
+        stmt = stmt.where(P.c.updated_at >= bindparam("updated_since", type_=P.c.updated_at.type))
     if search:
         stmt = stmt.where(contains_ci(P.c.name, bindparam("search", type_=P.c.name.type)))
 
@@ -129,8 +141,12 @@ async def list_plans(
         on_account=on_account,
         entity_id=filters.entity_id is not None,
         account_id=filters.account_id is not None,
+        updated_since=filters.updated_since is not None,
     )
     values: dict[str, Any] = {"organization_id": ctx.organization_id}
+    if filters.updated_since is not None:
+        values["updated_since"] = filters.updated_since
+        params = changed_since(params, filters.updated_since)
     if search is not None:
         values["search"] = like_pattern(search)
     if filters.entity_type is not None and not on_account:

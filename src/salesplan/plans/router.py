@@ -18,7 +18,7 @@ from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_connection, write_connection
 from salesplan.kit.driver import transaction
 from salesplan.kit.fields import Date
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
@@ -88,6 +88,7 @@ async def list_plans(
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     include_archived: IncludeArchived = False,
     archived_only: Annotated[bool, Query(alias="archivedOnly")] = False,
+    updated_since: UpdatedSince = None,
     include: Annotated[
         str | None,
         Query(
@@ -104,6 +105,7 @@ async def list_plans(
         account_id=account_id,
         include_archived=include_archived,
         archived_only=archived_only,
+        updated_since=updated_since,
     )
     # A pooled connection, no ORM session (autocommit on PostgreSQL): as listAccounts.
     async with read_connection(request) as conn:
