@@ -146,3 +146,23 @@ async def test_a_cursor_of_the_updated_at_order_needs_that_order(client, actor, 
         API + path, params={"limit": 1, "cursor": cursor}, headers=actor.in_org()
     )
     assert_envelope(other, 400, "validation_error")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "0001-01-01T00:00:00Z",
+        "9999-12-31T23:59:59.999999Z",
+        "0001-01-01T00:00:00-01:00",
+        "9999-12-31T00:00:00+23:59",
+        "2026-11-25t09:00:00z",  # RFC 3339 allows lower-case T and Z
+        "2026-11-25T10:00:00.5+01:00",
+    ],
+)
+async def test_every_rfc_3339_instant_in_range_is_read(client, actor, synced: Synced, value: str):
+    path = await synced.list_path(client, actor)
+    row = await synced.create(client, actor, "row")
+    resp = await client.get(API + path, params={"updatedSince": value}, headers=actor.in_org())
+    assert resp.status_code == 200, resp.text
+    found = [r["id"] for r in resp.json()["data"]]
+    assert found == ([row["id"]] if value.startswith(("0001", "2026")) else [])

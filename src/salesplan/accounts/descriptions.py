@@ -28,7 +28,8 @@ annualRevenue, employeeCount, archivedAt, createdAt, updatedAt}`. Use it to find
 by name or domain (`search`), by CRM id (`crmId`) or by owner (`ownerId`); use getAccount when
 you already have the id. Archived accounts are left out unless `includeArchived` is true.
 `sortBy` is createdAt, updatedAt or name. Pages: `page`/`pageSize`, or `limit` then `cursor` =
-`pagination.nextCursor` for the next page.
+`pagination.nextCursor` for the next page. What changed since a date-time: `updatedSince` (rows
+with updatedAt at or after it, oldest change first).
 """
 
 GET_ACCOUNT = """

@@ -22,7 +22,8 @@ List the contacts (people) of one account: `{"data": [contact], "pagination"}`, 
 archivedAt, createdAt, updatedAt}`. Use it to find the people at a company (by name or e-mail
 with `search`) before placing them on a relationship map or planning outreach. Archived
 contacts are left out unless `includeArchived` is true. `sortBy` is createdAt, updatedAt,
-lastName or email. An account id of another organization answers `not_found`.
+lastName or email. An account id of another organization answers `not_found`. What changed
+since a date-time: `updatedSince` (rows with updatedAt at or after it, oldest change first).
 """
 
 GET_CONTACT = """

@@ -25,7 +25,8 @@ opportunity being `{id, accountId, name, stage, amount, currency, closeDate, pro
 (open|won|lost), ownerId, crmId, archivedAt, createdAt, updatedAt}`. Filter by account
 (`accountId`), by `stage`, or by name (`search`). Archived deals are left out unless
 `includeArchived` is true. `sortBy` is createdAt, updatedAt, name or closeDate (e.g.
-`sortBy=closeDate` for the pipeline by close date).
+`sortBy=closeDate` for the pipeline by close date). What changed since a date-time:
+`updatedSince` (rows with updatedAt at or after it, oldest change first).
 """
 
 GET_OPPORTUNITY = """

@@ -27,6 +27,8 @@ opportunities) or with entityType=ACCOUNT and `entityId` (those on its buying gr
 deal or a buying group with `entityType` + `entityId`. In the list, `milestones`, `goals` and
 `tasks` are empty unless `include` asks for them (e.g. `milestones,tasks`); getPlan reads one
 plan in full. Archived plans are left out unless `includeArchived` (or `archivedOnly`) is true.
+What changed since a date-time: `updatedSince` (plans whose updatedAt, moved by any change to
+the plan or its milestones, goals and tasks, is at or after it; oldest change first).
 """
 
 GET_PLAN = """
