@@ -166,3 +166,28 @@ async def test_every_rfc_3339_instant_in_range_is_read(client, actor, synced: Sy
     assert resp.status_code == 200, resp.text
     found = [r["id"] for r in resp.json()["data"]]
     assert found == ([row["id"]] if value.startswith(("0001", "2026")) else [])
+
+
+async def test_a_row_changed_while_paging_by_cursor_costs_no_other_row(
+    client, actor, synced: Synced
+):
+    """A change during the walk moves its row to the end of the updatedAt order: the keyset
+    cursor then meets it again, and every other row still exactly once."""
+    path = await synced.list_path(client, actor)
+    rows = [await synced.create(client, actor, f"r{i}") for i in range(9)]
+    since = rows[0]["updatedAt"]
+    query: dict[str, object] = {"updatedSince": since, "limit": 3}
+    seen: list[str] = []
+    for step in range(10):
+        body = (await client.get(API + path, params=query, headers=actor.in_org())).json()
+        seen += [r["id"] for r in body["data"]]
+        if step == 0:  # a row already read and one not yet read change
+            await synced.change(client, actor, rows[1]["id"], "changed 1")
+            await synced.change(client, actor, rows[5]["id"], "changed 5")
+        if not body["pagination"]["hasNextPage"]:
+            break
+        query["cursor"] = body["pagination"]["nextCursor"]
+    expected = [r["id"] for r in rows]
+    assert set(seen) == set(expected)
+    rest = [i for i in expected[3:] if i != expected[5]]
+    assert seen == [*expected[:3], *rest, expected[1], expected[5]]

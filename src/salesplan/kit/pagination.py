@@ -124,7 +124,8 @@ UPDATED_SINCE = (
     "an RFC 3339 date-time with its offset (`2026-11-25T09:00:00Z`; none, a date alone or a "
     "number → 400). Every change to a row (create, update, archive, restore) moves its "
     "`updatedAt`. Without `sortBy` the list is then sorted by `updatedAt` ascending, ties by "
-    "`id`: page through to the end and pass the last row's `updatedAt` as the next "
+    "`id`: page through by cursor (`limit`, then `cursor`; a row changed meanwhile comes "
+    "again at the end, none is skipped) and pass the last row's `updatedAt` as the next "
     "`updatedSince` (that row comes back once more; skip what you already hold at the same "
     "`updatedAt`). Add `includeArchived=true` to learn of deletions (archived rows)."
 )
