@@ -48,6 +48,7 @@ from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
+from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
 from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
@@ -98,11 +99,18 @@ class _RawArguments(ArgModelBase):
 
 
 def sdk_tool(spec: ToolSpec) -> Tool:
+    structured = publishes_output(spec)
+
     async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         request = ctx.request_context.request
         if not isinstance(request, Request):  # pragma: no cover - HTTP is the only transport
             return error_result(Unauthorized())
-        return await run_tool(spec, arguments, request)
+        result = await run_tool(spec, arguments, request)
+        if result.is_error and structured:
+            # The envelope would not validate against the tool's output schema: a read tool's
+            # error carries it as text only (clients validate only successful results).
+            result.structured_content = None
+        return result
 
     return Tool(
         fn=call,
@@ -164,7 +172,12 @@ def build_server() -> MCPServer:
         request = ctx.request
         state = request.scope.get("state", {}) if isinstance(request, Request) else {}
         principal = state.get(PRINCIPAL_KEY)
-        result.tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+        schemas = output_schemas(request.app) if isinstance(request, Request) else {}
+        tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+        for tool in tools:
+            tool.output_schema = schemas.get(tool.name)
+        # A deterministic order (by name), whatever the registration order.
+        result.tools = sorted(tools, key=lambda t: t.name)
         return result
 
     lowlevel.add_request_handler("tools/list", listing.params_type, list_permitted_tools)
