@@ -22,10 +22,10 @@ from pathlib import Path
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import BIN, serve  # noqa: E402
+from harness import BIN, serve
+from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp import Client
 
 
 def _demo_key(env: dict[str, str]) -> str:
