@@ -214,3 +214,19 @@ async def test_a_read_tool_error_is_the_envelope_as_text_only(mcp, db) -> None:
     assert json.loads(invalid.content[0].text)["error"]["code"] == "validation_error"
     # A tool without an output schema keeps the envelope as structured content too.
     assert error(write)["code"] == "validation_error"
+
+
+async def test_a_2026_07_28_client_discovers_the_server_and_gets_structured_results(mcp, db):
+    """The session-less revision: `server/discover` instead of `initialize` (the SDK client's
+    default `auto` mode probes it), tools/list with a private cache hint, structured results."""
+    actor = await make_actor(db)
+    async with connect(mcp.url, actor.key, mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        capabilities = client.server_capabilities
+        assert capabilities.tools is not None and capabilities.prompts is None
+        listing = await client.list_tools()
+        meta = await client.call_tool("getMeta", {})
+    assert listing.ttl_ms == 300_000 and listing.cache_scope == "private"
+    tool = next(t for t in listing.tools if t.name == "getMeta")
+    assert not meta.is_error and meta.structured_content
+    Draft202012Validator(tool.output_schema).validate(meta.structured_content)

@@ -26,6 +26,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -56,6 +57,7 @@ from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
 log = logging.getLogger("salesplan.mcp")
 
 MCP_PATH = "/mcp"
+TOOLS_LIST_TTL_MS = 300_000
 
 INSTRUCTIONS = """\
 salesplan: a sales CRM and account-planning API. Tools mirror the REST operations
@@ -151,6 +153,9 @@ def build_server() -> MCPServer:
             version=__version__,
             instructions=INSTRUCTIONS,
             tools=[sdk_tool(spec) for spec in TOOLS.values()],
+            # 2026-07-28 clients may reuse a tools/list for a while: it changes only with the
+            # token (its scopes; hence private) or a new release.
+            cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_LIST_TTL_MS, scope="private")},
         )
     finally:
         if placeholder is not None:
