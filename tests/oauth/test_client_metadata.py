@@ -45,6 +45,7 @@ from tests.oauth.flow import (
 
 AUTHORIZE = "/api/v1/oauth/authorize"
 _names = itertools.count()
+FETCHES = 5  # the live app's per-IP limit (document fetches, sign-in, token: one bucket each)
 
 
 # --- a test HTTPS server on loopback, its self-signed certificate trusted by the guard --------
@@ -148,7 +149,11 @@ def trust_test_certificate(
 @pytest.fixture(scope="session")
 async def cimd_server(settings: Settings, schema: None) -> AsyncIterator[McpServer]:
     """The app on a live port, allowed to reach loopback (where the document server is)."""
-    app = create_app(settings.model_copy(update={"outbound_allow": "127.0.0.0/8"}))
+    app = create_app(
+        settings.model_copy(
+            update={"outbound_allow": "127.0.0.0/8", "ip_rate_limit_per_minute": FETCHES}
+        )
+    )
     async with serve(app) as server:
         yield server
 
@@ -377,6 +382,30 @@ async def test_the_document_is_fetched_again_when_its_cache_life_ends(
     document_server.put(url, metadata(url, client_name="Third Name"))
     assert "Second Name" in (await browser.get(AUTHORIZE, params=params)).text
     assert document_server.hits[url.removeprefix(document_server.origin)] == 2
+
+
+async def test_document_fetches_spend_the_callers_per_ip_limit(
+    live: tuple[McpServer, httpx.AsyncClient], document_server: Documents
+) -> None:
+    """Anybody can start an authorization request: each fetch (not a cache hit) costs the
+    caller a unit, so that nobody makes the server fetch one URL after another."""
+    _, browser = live
+    cached = document_server.url(f"cached-{next(_names)}")
+    document_server.put(cached, metadata(cached))
+    for _ in range(FETCHES + 2):  # one fetch, then cache hits
+        page = await browser.get(AUTHORIZE, params=request_params(cached, pkce_pair()[1]))
+        assert page.status_code in (200, 302), page.text  # consent, or sign-in first
+    for i in range(FETCHES - 1):
+        url = document_server.url(f"many-{next(_names)}")
+        document_server.put(url, metadata(url))
+        page = await browser.get(AUTHORIZE, params=request_params(url, pkce_pair()[1]))
+        assert page.status_code in (200, 302), (i, page.text)
+    url = document_server.url(f"many-{next(_names)}")
+    document_server.put(url, metadata(url))
+    refused = await browser.get(AUTHORIZE, params=request_params(url, pkce_pair()[1]))
+    assert refused.status_code == 400
+    assert "Too many client metadata documents" in refused.text
+    assert url.removeprefix(document_server.origin) not in document_server.hits
 
 
 def test_cache_life_follows_max_age_within_bounds() -> None:

@@ -22,7 +22,7 @@ from salesplan.auth.tokens import token_hash, user_organizations
 from salesplan.kit.clock import utcnow
 from salesplan.models.oauth import OAuthApp, OAuthCode
 from salesplan.oauth.apps import app_by_client_id, is_url_client_id
-from salesplan.oauth.client_metadata import ClientDocuments, ClientMetadataError, app_for_document
+from salesplan.oauth.client_metadata import ClientMetadataError, MetadataSource, app_for_document
 
 CODE_PREFIX = "sp_ac_"
 CODE_SECONDS = 600
@@ -110,16 +110,16 @@ def _single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
 
 
 async def _client_app(
-    session: AsyncSession, client_id: str, documents: ClientDocuments | None
+    session: AsyncSession, client_id: str, client_metadata: MetadataSource | None
 ) -> OAuthApp | None:
     """The client's app: a registered one, or (an https URL) the one its metadata document
     describes, fetched now (or from the cache) and stored."""
     if not is_url_client_id(client_id):
         return await app_by_client_id(session, client_id)
-    if documents is None:
+    if client_metadata is None:
         return None
     try:
-        metadata = await documents.metadata(client_id)
+        metadata = await client_metadata(client_id)
     except ClientMetadataError as exc:
         raise AuthorizePageError("Client metadata document refused", str(exc)) from None
     return await app_for_document(session, metadata)
@@ -130,17 +130,17 @@ async def validate_authorization_request(
     params: Mapping[str, Sequence[str]],
     *,
     mcp_url: str,
-    documents: ClientDocuments | None = None,
+    client_metadata: MetadataSource | None = None,
 ) -> AuthorizationRequest:
     """`params` maps each name to all its values, so that repeated parameters are caught.
-    `documents` fetches the metadata documents of clients identified by an https URL; without
-    it such a client is unknown."""
+    `client_metadata` gives the metadata document of a client identified by an https URL
+    (salesplan.oauth.client_metadata.request_metadata); without it such a client is unknown."""
     client_id = _single(params, "client_id")
     if not client_id:
         raise AuthorizePageError("Missing client", "The request does not name a client_id.")
     if len(params.get("client_id") or []) > 1:
         raise AuthorizePageError("Invalid request", "client_id is repeated.")
-    app = await _client_app(session, client_id, documents)
+    app = await _client_app(session, client_id, client_metadata)
     if app is None:
         raise AuthorizePageError(
             "Unknown application", "No application is registered with this client_id."

@@ -15,6 +15,7 @@ the JSON document at that URL and takes the client's metadata from it. Here:
   client anyway); `grant_types`/`response_types`, when given, allowing the code flow;
   `client_name` shown on the consent page (else the URL's host); `scope` narrows the scopes
   it may ask for.
+- Each fetch (not a cache hit) spends a unit of the caller's per-IP limit.
 - A document is cached per process for its `Cache-Control: max-age`, within
   [`MIN_CACHE_SECONDS`, `MAX_CACHE_SECONDS`] (`DEFAULT_CACHE_SECONDS` without one; not at all
   with `no-store`).
@@ -32,6 +33,7 @@ import json
 import re
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -39,8 +41,10 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import Request
 
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes
+from salesplan.errors import RateLimited
 from salesplan.kit import outbound
 from salesplan.models.oauth import OAuthApp
 from salesplan.oauth import repository
@@ -52,6 +56,7 @@ MIN_CACHE_SECONDS = 60
 DEFAULT_CACHE_SECONDS = 300
 MAX_CACHE_SECONDS = 24 * 3600
 CACHE_ENTRIES = 256
+FETCH_LIMIT_ENDPOINT = "oauth_client_metadata"
 MAX_URL_LENGTH = 2000
 SECRET_METHODS = ("client_secret_basic", "client_secret_post", "client_secret_jwt")
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?(\d+)\"?\s*(?:,|$)", re.IGNORECASE)
@@ -181,7 +186,11 @@ class ClientDocuments:
         self.policy = outbound.policy(settings)
         self._cache: OrderedDict[str, tuple[float, ClientMetadata]] = OrderedDict()
 
-    async def metadata(self, url: str) -> ClientMetadata:
+    async def metadata(
+        self, url: str, before_fetch: Callable[[], Awaitable[None]] | None = None
+    ) -> ClientMetadata:
+        """The document's metadata, from the cache or fetched now (`before_fetch` first: the
+        per-IP limit on fetches, which may refuse with ClientMetadataError)."""
         problem = url_problem(url)
         if problem:
             raise ClientMetadataError(problem)
@@ -189,6 +198,8 @@ class ClientDocuments:
         cached = self._cache.get(url)
         if cached is not None and cached[0] > now:
             return cached[1]
+        if before_fetch is not None:
+            await before_fetch()
         metadata, ttl = await self._fetch(url)
         self._cache.pop(url, None)
         if ttl > 0:
@@ -236,6 +247,32 @@ def documents(app: Any) -> ClientDocuments:
         found = ClientDocuments(app.state.settings)
         app.state.client_documents = found
     return found
+
+
+MetadataSource = Callable[[str], Awaitable[ClientMetadata]]
+
+
+def request_metadata(request: Request) -> MetadataSource:
+    """The metadata of a client id URL for this request: from the app's cache, else fetched,
+    each fetch spending a unit of the caller's per-IP limit (`FETCH_LIMIT_ENDPOINT`, the
+    deployment's `ip_rate_limit_per_minute`), so that nobody makes the server fetch one URL
+    after another on their behalf."""
+    app = request.app
+
+    async def spend() -> None:
+        ip = request.client.host if request.client else "unknown"
+        try:
+            await app.state.rate_limiter.consume_ip(ip, FETCH_LIMIT_ENDPOINT)
+        except RateLimited as exc:
+            raise ClientMetadataError(
+                "Too many client metadata documents were requested from your address; "
+                f"retry in {exc.details.get('retryAfterSeconds', 60)} seconds."
+            ) from None
+
+    async def metadata(url: str) -> ClientMetadata:
+        return await documents(app).metadata(url, spend)
+
+    return metadata
 
 
 async def app_for_document(session: AsyncSession, metadata: ClientMetadata) -> OAuthApp:

@@ -22,7 +22,7 @@ from salesplan.oauth.authorize import (
     validate_authorization_request,
     with_query,
 )
-from salesplan.oauth.client_metadata import documents
+from salesplan.oauth.client_metadata import request_metadata
 from salesplan.web import repository
 from salesplan.web.deps import scope_groups, see_other
 from salesplan.web.pages import error_page, render
@@ -47,7 +47,7 @@ async def checked_request(
             session,
             params,
             mcp_url=request.app.state.settings.mcp_url,
-            documents=documents(request.app),
+            client_metadata=request_metadata(request),
         )
     except AuthorizePageError as exc:
         return error_page(request, exc.title, exc.message)
