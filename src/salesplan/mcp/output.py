@@ -27,8 +27,9 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def publishes_output(spec: ToolSpec) -> bool:
-    """A read tool derived from a route: it has an output schema and structured results."""
-    return spec.read_only and spec.run is None
+    """A read tool derived from a route that answers the REST body as it is: it has an output
+    schema (the body's) and structured results."""
+    return spec.read_only and spec.run is None and spec.result is None
 
 
 def _success_schema(operation: dict[str, Any]) -> dict[str, Any] | None:
