@@ -70,12 +70,14 @@ def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
 
 
 def body_result(body: Any) -> CallToolResult:
-    """The REST response body, as structured content and as JSON text."""
+    """The REST response body, as structured content and as the same JSON in a text block (for
+    clients that read only text)."""
     if body is None:  # a 204 operation
         return CallToolResult(content=[TextContent(type="text", text="{}")], structured_content={})
+    # An object as it is; anything else as `{"result": …}` (an output schema is an object's).
     structured = body if isinstance(body, dict) else {"result": body}
     return CallToolResult(
-        content=[TextContent(type="text", text=_text(body))], structured_content=structured
+        content=[TextContent(type="text", text=_text(structured))], structured_content=structured
     )
 
 

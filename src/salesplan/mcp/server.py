@@ -26,6 +26,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
+from mcp.server.caching import CacheHint
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -48,6 +49,7 @@ from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
+from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
 from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
@@ -55,6 +57,7 @@ from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
 log = logging.getLogger("salesplan.mcp")
 
 MCP_PATH = "/mcp"
+TOOLS_LIST_TTL_MS = 300_000
 
 INSTRUCTIONS = """\
 salesplan: a sales CRM and account-planning API. Tools mirror the REST operations
@@ -98,11 +101,18 @@ class _RawArguments(ArgModelBase):
 
 
 def sdk_tool(spec: ToolSpec) -> Tool:
+    structured = publishes_output(spec)
+
     async def call(arguments: dict[str, Any], ctx: Context) -> CallToolResult:
         request = ctx.request_context.request
         if not isinstance(request, Request):  # pragma: no cover - HTTP is the only transport
             return error_result(Unauthorized())
-        return await run_tool(spec, arguments, request)
+        result = await run_tool(spec, arguments, request)
+        if result.is_error and structured:
+            # The envelope would not validate against the tool's output schema: a read tool's
+            # error carries it as text only (clients validate only successful results).
+            result.structured_content = None
+        return result
 
     return Tool(
         fn=call,
@@ -143,6 +153,9 @@ def build_server() -> MCPServer:
             version=__version__,
             instructions=INSTRUCTIONS,
             tools=[sdk_tool(spec) for spec in TOOLS.values()],
+            # 2026-07-28 clients may reuse a tools/list for a while: it changes only with the
+            # token (its scopes; hence private) or a new release.
+            cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_LIST_TTL_MS, scope="private")},
         )
     finally:
         if placeholder is not None:
@@ -164,7 +177,12 @@ def build_server() -> MCPServer:
         request = ctx.request
         state = request.scope.get("state", {}) if isinstance(request, Request) else {}
         principal = state.get(PRINCIPAL_KEY)
-        result.tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+        schemas = output_schemas(request.app) if isinstance(request, Request) else {}
+        tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+        for tool in tools:
+            tool.output_schema = schemas.get(tool.name)
+        # A deterministic order (by name), whatever the registration order.
+        result.tools = sorted(tools, key=lambda t: t.name)
         return result
 
     lowlevel.add_request_handler("tools/list", listing.params_type, list_permitted_tools)

@@ -3,6 +3,7 @@ client authentication at the token endpoint."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import uuid
@@ -27,6 +28,7 @@ from salesplan.oauth.schemas import REDIRECT_URI_PATTERN
 
 CLIENT_ID_PREFIX = "sp_client_"
 CLIENT_SECRET_PREFIX = "sp_secret_"
+CIMD_CLIENT_ID_PREFIX = "sp_cimd_"
 GRANT_TYPES = ("authorization_code", "client_credentials")
 AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -226,7 +228,23 @@ async def delete_oauth_app(session: AsyncSession, *, user_id: uuid.UUID, app_id:
     principal_cache.invalidate_app(app_id)
 
 
+def is_url_client_id(client_id: str) -> bool:
+    """A client id that names a client metadata document (or tries to: plain http is
+    refused), see salesplan.oauth.client_metadata."""
+    return client_id[:8].lower() == "https://" or client_id[:7].lower() == "http://"
+
+
+def stored_client_id(url: str) -> str:
+    """The app row's client id for the client whose metadata document is at `url` (fits the
+    column; never a registered client's `sp_client_…`)."""
+    return CIMD_CLIENT_ID_PREFIX + hashlib.sha256(url.encode()).hexdigest()[:48]
+
+
 async def app_by_client_id(session: AsyncSession, client_id: str | None) -> OAuthApp | None:
+    """The app of a client id: a registered one, or the stored app of a metadata document's
+    URL (stored when an authorization request fetched it)."""
+    if client_id and is_url_client_id(client_id):
+        client_id = stored_client_id(client_id)
     if not client_id or len(client_id) > 64:
         return None
     return await repository.app_by_client_id(session, client_id)

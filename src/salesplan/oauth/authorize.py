@@ -21,7 +21,8 @@ from salesplan.auth.scopes import parse_scopes
 from salesplan.auth.tokens import token_hash, user_organizations
 from salesplan.kit.clock import utcnow
 from salesplan.models.oauth import OAuthApp, OAuthCode
-from salesplan.oauth.apps import app_by_client_id
+from salesplan.oauth.apps import app_by_client_id, is_url_client_id
+from salesplan.oauth.client_metadata import ClientMetadataError, MetadataSource, app_for_document
 
 CODE_PREFIX = "sp_ac_"
 CODE_SECONDS = 600
@@ -74,12 +75,14 @@ class AuthorizationRequest:
     code_challenge: str
     state: str | None
     resource: str | None
+    # The client_id as the client sent it: a metadata document's URL, else `app.client_id`.
+    client_id: str | None = None
 
     def params(self) -> dict[str, str]:
         """The request again, for the consent form's hidden fields."""
         out = {
             "response_type": "code",
-            "client_id": self.app.client_id,
+            "client_id": self.client_id or self.app.client_id,
             "redirect_uri": self.redirect_uri,
             "scope": " ".join(self.scopes),
             "code_challenge": self.code_challenge,
@@ -106,16 +109,38 @@ def _single(params: Mapping[str, Sequence[str]], name: str) -> str | None:
     return values[0] if values else None
 
 
+async def _client_app(
+    session: AsyncSession, client_id: str, client_metadata: MetadataSource | None
+) -> OAuthApp | None:
+    """The client's app: a registered one, or (an https URL) the one its metadata document
+    describes, fetched now (or from the cache) and stored."""
+    if not is_url_client_id(client_id):
+        return await app_by_client_id(session, client_id)
+    if client_metadata is None:
+        return None
+    try:
+        metadata = await client_metadata(client_id)
+    except ClientMetadataError as exc:
+        raise AuthorizePageError("Client metadata document refused", str(exc)) from None
+    return await app_for_document(session, metadata)
+
+
 async def validate_authorization_request(
-    session: AsyncSession, params: Mapping[str, Sequence[str]], *, mcp_url: str
+    session: AsyncSession,
+    params: Mapping[str, Sequence[str]],
+    *,
+    mcp_url: str,
+    client_metadata: MetadataSource | None = None,
 ) -> AuthorizationRequest:
-    """`params` maps each name to all its values, so that repeated parameters are caught."""
+    """`params` maps each name to all its values, so that repeated parameters are caught.
+    `client_metadata` gives the metadata document of a client identified by an https URL
+    (salesplan.oauth.client_metadata.request_metadata); without it such a client is unknown."""
     client_id = _single(params, "client_id")
     if not client_id:
         raise AuthorizePageError("Missing client", "The request does not name a client_id.")
     if len(params.get("client_id") or []) > 1:
         raise AuthorizePageError("Invalid request", "client_id is repeated.")
-    app = await app_by_client_id(session, client_id)
+    app = await _client_app(session, client_id, client_metadata)
     if app is None:
         raise AuthorizePageError(
             "Unknown application", "No application is registered with this client_id."
@@ -164,7 +189,9 @@ async def validate_authorization_request(
     resource = _single(params, "resource")
     if resource is not None and resource != mcp_url:
         raise fail("invalid_target", f"The only protected resource here is {mcp_url}.")
-    return AuthorizationRequest(app, redirect_uri, scopes, challenge, state, resource)
+    return AuthorizationRequest(
+        app, redirect_uri, scopes, challenge, state, resource, client_id=client_id
+    )
 
 
 async def consent_organizations(

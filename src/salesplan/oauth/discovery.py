@@ -29,6 +29,9 @@ def authorization_server_metadata(public_url: str) -> dict[str, Any]:
         "code_challenge_methods_supported": ["S256"],
         # RFC 9207: every authorization response (code or error) carries `iss`.
         "authorization_response_iss_parameter_supported": True,
+        # A client may use the https URL of its metadata document as its client_id
+        # (draft-ietf-oauth-client-id-metadata-document; salesplan.oauth.client_metadata).
+        "client_id_metadata_document_supported": True,
         "service_documentation": f"{public_url}/docs",
     }
 

@@ -12,6 +12,7 @@ from starlette.responses import RedirectResponse, Response
 
 from salesplan.db import SessionDep
 from salesplan.models.identity import User
+from salesplan.oauth.apps import is_url_client_id
 from salesplan.oauth.authorize import (
     AuthorizationRequest,
     AuthorizePageError,
@@ -21,6 +22,7 @@ from salesplan.oauth.authorize import (
     validate_authorization_request,
     with_query,
 )
+from salesplan.oauth.client_metadata import request_metadata
 from salesplan.web import repository
 from salesplan.web.deps import scope_groups, see_other
 from salesplan.web.pages import error_page, render
@@ -42,7 +44,10 @@ async def checked_request(
     when the client cannot be told, else a redirect to the client with the error."""
     try:
         return await validate_authorization_request(
-            session, params, mcp_url=request.app.state.settings.mcp_url
+            session,
+            params,
+            mcp_url=request.app.state.settings.mcp_url,
+            client_metadata=request_metadata(request),
         )
     except AuthorizePageError as exc:
         return error_page(request, exc.title, exc.message)
@@ -81,6 +86,11 @@ async def consent_page(
             "redirect_host": urlsplit(auth_request.redirect_uri).netloc
             or auth_request.redirect_uri,
             "resource": auth_request.resource,
+            # A client identified by its metadata document: where that document is, so that
+            # the person sees who vouches for the name shown.
+            "client_url": auth_request.client_id
+            if auth_request.client_id and is_url_client_id(auth_request.client_id)
+            else None,
             "error": error,
         },
     )
