@@ -11,6 +11,7 @@ from fastapi.routing import APIRoute
 
 from salesplan import __version__
 from salesplan.auth.dependencies import Requirement
+from salesplan.kit.pagination import DEFAULT_PAGE_SIZE
 from salesplan.oauth import schemas as oauth_schemas
 
 ERROR_ENVELOPE = {
@@ -62,6 +63,46 @@ _BODY_STATUSES = {
 }
 _WRITE_METHODS = ("post", "put", "patch", "delete")
 
+# Statuses the seed documents on an operation beyond what it declares (spec: listPlans lists
+# 409 and 422 among its ErrorEnvelope responses).
+_SEED_STATUSES: dict[str, dict[str, str]] = {
+    "listPlans": {
+        "409": _BODY_STATUSES["409"],
+        "422": "Semantic validation error",
+    },
+}
+
+# The spec's names for the seed objects (its field tables) where our models are named otherwise.
+SEED_COMPONENTS = {
+    "PlanOut": "Plan",
+    "PlanMilestoneOut": "PlanMilestone",
+    "PlanGoalOut": "PlanGoal",
+    "PlanTaskOut": "PlanTask",
+}
+
+# Contract §4 and the spec's Limits: the defaults the server applies to an absent list parameter.
+LIST_DEFAULTS = {"limit": DEFAULT_PAGE_SIZE, "page": 1, "pageSize": DEFAULT_PAGE_SIZE}
+
+ORGANIZATION_PARAMETERS: list[dict[str, Any]] = [
+    {
+        "name": "X-Organization-Id",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string", "format": "uuid"},
+        "description": "The organization of the call (contract §3). Needed when the token "
+        "reaches several organizations (else 400 `organization_required`); one the token "
+        "cannot reach is a 403. Legacy `X-Subscriber-Id` is also accepted.",
+    },
+    {
+        "name": "organizationId",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "string", "format": "uuid"},
+        "description": "Alias of `X-Organization-Id` (legacy `subscriberId` also accepted); "
+        "when both are given they must agree (else 400).",
+    },
+]
+
 
 def error_statuses(
     operation: dict[str, Any], method: str, requirement: Requirement | None, path: str
@@ -105,6 +146,67 @@ def _idempotency_key(operation: dict[str, Any]) -> None:
                 "maxLength": 255,
                 "pattern": r"^[ -~]*[!-~][ -~]*$",
             }
+
+
+def _organization_parameters(operation: dict[str, Any], requirement: Requirement | None) -> None:
+    """Contract §3: every organization-scoped operation (its Requirement resolves an
+    organization: `auth.dependencies.authorize`) takes `X-Organization-Id` and the
+    `organizationId` alias. Organization-level operations (organizations, meta, OAuth,
+    discovery) need no organization context and do not declare them."""
+    if requirement is None or not requirement.organization:
+        return
+    parameters = operation.setdefault("parameters", [])
+    present = {(p.get("name"), p.get("in")) for p in parameters}
+    for parameter in ORGANIZATION_PARAMETERS:
+        if (parameter["name"], parameter["in"]) not in present:
+            parameters.append(dict(parameter))
+
+
+def _list_defaults(operation: dict[str, Any]) -> None:
+    """The defaults of `limit`, `page` and `pageSize` (contract §4), which the parameters
+    cannot carry in their signature: an absent `limit` is what selects page mode."""
+    for parameter in operation.get("parameters", []):
+        default = LIST_DEFAULTS.get(parameter.get("name", ""))
+        if parameter.get("in") == "query" and default is not None:
+            parameter["schema"].setdefault("default", default)
+
+
+def _qualified_names(schemas: dict[str, Any]) -> dict[str, str]:
+    """FastAPI names two models of one name by their module path
+    (`salesplan__feed__schemas__AnalyticsOut`) but leaves both titled `AnalyticsOut`, which a
+    client generator names its classes by: publish them as `FeedAnalyticsOut`, … instead."""
+    names = {}
+    for name in schemas:
+        parts = name.split("__")
+        if len(parts) > 2 and parts[0] == "salesplan":
+            names[name] = parts[1].capitalize() + parts[-1]
+    return names
+
+
+def _rename_components(schema: dict[str, Any], names: dict[str, str]) -> None:
+    """Publish components under the spec's names, every `$ref` to them following."""
+    components = schema.get("components", {}).get("schemas", {})
+    for old, new in names.items():
+        if old in components:
+            component = components.pop(old)
+            component["title"] = new
+            components[new] = component
+    refs = {
+        f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in names.items()
+    }
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref in refs:
+                node["$ref"] = refs[ref]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
 
 
 def requirement_of(route: APIRoute) -> Requirement | None:
@@ -170,6 +272,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                     operation[key] = document[key]
             responses.update(document.get("responses", {}))
             _idempotency_key(operation)
+            _organization_parameters(operation, requirement)
+            _list_defaults(operation)
             # Contract §2: OAuth endpoints answer RFC 6749 errors instead of ErrorEnvelope.
             oauth = path.startswith("/api/v1/oauth/")
             shape = "OAuthError" if oauth else "ErrorEnvelope"
@@ -189,7 +293,15 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             else:
                 operation.setdefault("x-scopes", [])
                 operation.setdefault("x-rate-limit-group", "foundation")
-            for status, description in error_statuses(operation, method, requirement, path).items():
+            statuses = error_statuses(operation, method, requirement, path)
+            statuses |= _SEED_STATUSES.get(operation["operationId"], {})
+            for status, description in statuses.items():
                 responses.setdefault(status, {"description": description, **ref})
+            # An error a route declares itself (a 409, 412, 502 with its own description)
+            # still has the error body.
+            for status, response in responses.items():
+                if status[:1] in ("4", "5") and "content" not in response:
+                    response.update(ref)
+    _rename_components(schema, SEED_COMPONENTS | _qualified_names(schemas))
     app.openapi_schema = schema
     return schema

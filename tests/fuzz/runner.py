@@ -13,7 +13,12 @@ What no schema can know is not counted as "valid data rejected", each case narro
   limit, a rule between two query parameters, which OpenAPI parameters cannot express (each is
   a separate schema) — their descriptions say it;
 - the authorize page's 400 for an unregistered `client_id` (a random client id names no
-  registered client).
+  registered client);
+- a refused organization value (contract §3): every organization-scoped operation declares
+  `X-Organization-Id` and its `organizationId` alias, and a random UUID names no organization
+  the token reaches (403 `organization_not_accessible`), or disagrees with the header the run
+  sends (400 `validation_error` naming the disagreeing `organizationIds`). The server's checks
+  stay as they are; only `positive_data_acceptance` is not applied to such a refusal.
 The token endpoint's 400/401 (unknown code, client) schemathesis itself treats as credential
 rejections, since the document names it as the OAuth 2 `tokenUrl`."""
 
@@ -102,6 +107,8 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     error = _error(response)
     if error is None:
         return False
+    if refused_organization(error, response.status_code):
+        return True
     if response.status_code == 422:
         # Contract §2: well-formed but semantically wrong for the stored state: a reference to
         # no row (`details.field`) or a rule on the row the path names (`details.reason`, e.g.
@@ -114,6 +121,23 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     if all(location == ["query", "cursor"] for location in locations):
         return True
     return all(location in (["query", "from"], ["query", "to"]) for location in locations)
+
+
+def refused_organization(error: dict[str, Any], status: int) -> bool:
+    """A refusal of the organization the request named (contract §3): one the token cannot
+    reach (403) or organization values that disagree (400). Schema-valid UUIDs that only the
+    server can tell apart from the caller's organizations."""
+    details = error.get("details") or {}
+    if status == 403:
+        return error.get("code") == "forbidden" and (
+            details.get("reason") == "organization_not_accessible"
+        )
+    return (
+        status == 400
+        and error.get("code") == "validation_error"
+        and "organizationIds" in details
+        and "errors" not in details
+    )
 
 
 def refused_link_values(response: Any, linked: set[tuple[str, str | None]]) -> bool:
