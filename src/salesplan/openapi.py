@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
+from pydantic import BaseModel, TypeAdapter
 
 from salesplan import __version__
 from salesplan.auth.dependencies import Requirement
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE
+from salesplan.meta.schemas import MetaOut
 from salesplan.oauth import schemas as oauth_schemas
 
 ERROR_ENVELOPE = {
@@ -71,6 +74,10 @@ _SEED_STATUSES: dict[str, dict[str, str]] = {
         "422": "Semantic validation error",
     },
 }
+
+# Operations whose route answers a plain dict (shared with its MCP tool), and the model that
+# documents its 200 (contract §11 `/meta`).
+DOCUMENTED_RESPONSES: dict[str, type[BaseModel]] = {"getMeta": MetaOut}
 
 # The spec's names for the seed objects (its field tables) where our models are named otherwise.
 SEED_COMPONENTS = {
@@ -148,6 +155,48 @@ def _idempotency_key(operation: dict[str, Any]) -> None:
             }
 
 
+_INTEGER_HEADER = {"schema": {"type": "integer"}, "required": False}
+RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
+    "X-RateLimit-Limit": {"description": "The bucket's limit per window.", **_INTEGER_HEADER},
+    "X-RateLimit-Remaining": {
+        "description": "Units left in the window, this request spent.",
+        **_INTEGER_HEADER,
+    },
+    "X-RateLimit-Reset": {
+        "description": "Unix seconds when a unit next frees up.",
+        **_INTEGER_HEADER,
+    },
+}
+RETRY_AFTER = {"description": "Seconds to wait before retrying.", **_INTEGER_HEADER}
+IDEMPOTENCY_REPLAYED = {
+    "description": "`true` when the stored result of an earlier request with the same "
+    "Idempotency-Key is replayed (nothing was sent again).",
+    "schema": {"type": "string", "enum": ["true"]},
+    "required": False,
+}
+
+
+def _response_headers(operation: dict[str, Any], requirement: Requirement | None) -> None:
+    """Spec Limits: responses of a rate-limited operation carry `X-RateLimit-*` (while limits
+    are enabled, so not required); a 429 also `Retry-After` (contract §5; also the per-IP
+    limits and a 503); a replayed send `Idempotency-Replayed` (contract §6)."""
+    replayable = any(
+        p.get("in") == "header" and p.get("name") == "Idempotency-Key"
+        for p in operation.get("parameters", [])
+    )
+    for status, response in operation.get("responses", {}).items():
+        headers = response.setdefault("headers", {})
+        if requirement is not None and (status.startswith("2") or status == "429"):
+            for name, header in RATE_LIMIT_HEADERS.items():
+                headers.setdefault(name, copy.deepcopy(header))
+        if status in ("429", "503"):
+            headers.setdefault("Retry-After", copy.deepcopy(RETRY_AFTER))
+        if replayable and status[0] in "24":
+            headers.setdefault("Idempotency-Replayed", copy.deepcopy(IDEMPOTENCY_REPLAYED))
+        if not headers:
+            del response["headers"]
+
+
 def _organization_parameters(operation: dict[str, Any], requirement: Requirement | None) -> None:
     """Contract §3: every organization-scoped operation (its Requirement resolves an
     organization: `auth.dependencies.authorize`) takes `X-Organization-Id` and the
@@ -159,7 +208,7 @@ def _organization_parameters(operation: dict[str, Any], requirement: Requirement
     present = {(p.get("name"), p.get("in")) for p in parameters}
     for parameter in ORGANIZATION_PARAMETERS:
         if (parameter["name"], parameter["in"]) not in present:
-            parameters.append(dict(parameter))
+            parameters.append(copy.deepcopy(parameter))
 
 
 def _list_defaults(operation: dict[str, Any]) -> None:
@@ -181,6 +230,20 @@ def _qualified_names(schemas: dict[str, Any]) -> dict[str, str]:
         if len(parts) > 2 and parts[0] == "salesplan":
             names[name] = parts[1].capitalize() + parts[-1]
     return names
+
+
+def _documented_response(
+    operation: dict[str, Any], schemas: dict[str, Any], model: type[BaseModel]
+) -> None:
+    """Put `model` in the components (with the models it uses) and make it the 200's body."""
+    schema = TypeAdapter(model).json_schema(
+        mode="serialization", ref_template="#/components/schemas/{model}"
+    )
+    for name, definition in {**schema.pop("$defs", {}), model.__name__: schema}.items():
+        if schemas.setdefault(name, definition) != definition:
+            raise ValueError(f"two components named {name}")
+    content = operation["responses"]["200"]["content"]["application/json"]
+    content["schema"] = {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
 def _rename_components(schema: dict[str, Any], names: dict[str, str]) -> None:
@@ -271,6 +334,10 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                 if key in document:
                     operation[key] = document[key]
             responses.update(document.get("responses", {}))
+            if operation["operationId"] in DOCUMENTED_RESPONSES:
+                _documented_response(
+                    operation, schemas, DOCUMENTED_RESPONSES[operation["operationId"]]
+                )
             _idempotency_key(operation)
             _organization_parameters(operation, requirement)
             _list_defaults(operation)
@@ -302,6 +369,7 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             for status, response in responses.items():
                 if status[:1] in ("4", "5") and "content" not in response:
                     response.update(ref)
+            _response_headers(operation, requirement)
     _rename_components(schema, SEED_COMPONENTS | _qualified_names(schemas))
     app.openapi_schema = schema
     return schema

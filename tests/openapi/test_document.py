@@ -252,3 +252,40 @@ async def test_discovery_documents_and_authorize_scope(document, client) -> None
     scope = next(p for p in authorize["parameters"] if p["name"] == "scope")
     assert scope["required"] is True
     assert not re.fullmatch(scope["schema"]["pattern"].replace("\\Z", "$"), "")
+
+
+def _validator(doc: dict[str, Any], ref: str):
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    schema = {"components": doc["components"], "$ref": ref}
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+async def test_meta_is_documented_as_it_answers(document, client) -> None:
+    """Spec: /meta returns the scopes, pagination defaults and rate-limit configuration
+    (`rateLimiting` with `enabled` and `store`); contract §11 gives its whole shape."""
+    op = document["paths"]["/api/v1/meta"]["get"]
+    ref = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    meta = (await client.get("/api/v1/meta")).json()
+    errors = list(_validator(document, ref).iter_errors(meta))
+    assert errors == []
+    component = document["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert set(component["required"]) == set(meta) >= {"scopes", "pagination", "rateLimiting"}
+    limiting = document["components"]["schemas"]["RateLimiting"]
+    assert limiting["properties"]["store"]["enum"] == ["memory", "shared"]
+
+
+async def test_rate_limit_and_idempotency_headers_are_documented(document) -> None:
+    """Spec Limits: X-RateLimit-Limit/Remaining/Reset on limited responses, Retry-After on
+    429, Idempotency-Replayed on the sends."""
+    plans = document["paths"]["/api/v1/plans"]["get"]["responses"]
+    assert set(plans["200"]["headers"]) == {
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+    }
+    assert "Retry-After" in plans["429"]["headers"]
+    assert "headers" not in document["paths"]["/api/v1/meta"]["get"]["responses"]["200"]
+    send = document["paths"]["/api/v1/engage/messages/send"]["post"]["responses"]
+    success = next(status for status in send if status.startswith("2"))
+    assert "Idempotency-Replayed" in send[success]["headers"]

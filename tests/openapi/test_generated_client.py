@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -28,6 +29,19 @@ GENERATOR = Path(
     os.environ.get("SALESPLAN_CODEGEN", ROOT / ".venv-codegen" / "bin" / "openapi-python-client")
 )
 GENERATOR_FOUND = GENERATOR.exists()
+
+# What openapi-python-client 0.29 cannot generate: operations whose body holds a free-form
+# object, whose values are the recursive `JsonValue` (a JSON value without NUL, numbers within
+# 64 bits: what `kit.schemas.check_json_value` enforces). The generator supports recursive
+# models but not a recursive union, so it skips these; every other operation is generated.
+NOT_GENERATED = {
+    "POST /api/v1/accounts/bulk",
+    "POST /api/v1/engage/campaigns/bulk",
+    "POST /api/v1/plans/{planId}/goals",
+    "PATCH /api/v1/plans/{planId}/goals/{goalId}",
+    "POST /api/v1/plans/{planId}/milestones",
+    "PATCH /api/v1/plans/{planId}/milestones/{milestoneId}",
+}
 
 CALLS = """
 import json, sys
@@ -111,7 +125,7 @@ async def test_a_generated_client_lists_and_reads_plans(settings, app, client, a
             "post_hooks: []\nproject_name_override: salesplan-client\n"
             "package_name_override: salesplan_client\n"
         )
-        await _run(
+        generated = await _run(
             str(GENERATOR),
             "generate",
             "--path",
@@ -124,6 +138,8 @@ async def test_a_generated_client_lists_and_reads_plans(settings, app, client, a
             "config.yaml",
             cwd=tmp_path,
         )
+        skipped = set(re.findall(r"WARNING parsing (\w+ \S+) within", generated))
+        assert skipped == NOT_GENERATED, generated
         (tmp_path / "calls.py").write_text(textwrap.dedent(CALLS))
         out = await _run(
             sys.executable,
