@@ -9,6 +9,11 @@ SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
 RUNTIME := $(VENV)/.installed-runtime-$(SUM)
 STAMP := $(VENV)/.installed-dev-$(SUM)
 PYTEST_ARGS ?=
+# openapi-python-client (tests/openapi/test_generated_client.py) pins typer below the version
+# our CLI needs, so it lives in a venv of its own: only its command is used, from the tests.
+CODEGEN := .venv-codegen
+CODEGEN_SPEC := openapi-python-client>=0.29,<0.30
+CODEGEN_STAMP := $(CODEGEN)/.installed-$(shell echo '$(CODEGEN_SPEC)' | cksum | cut -d' ' -f1)
 # `make run PORT=8200 HOST=0.0.0.0`: links and discovery documents follow (SALESPLAN_PUBLIC_URL
 # overrides them behind a proxy).
 HOST ?= 127.0.0.1
@@ -30,12 +35,18 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP) $(RUNTIME)
 
-venv: $(STAMP)
+$(CODEGEN_STAMP):
+	@test -x $(CODEGEN)/bin/python || $(PYTHON) -m venv $(CODEGEN)
+	@$(CODEGEN)/bin/python -m pip install --quiet '$(CODEGEN_SPEC)'
+	@rm -f $(CODEGEN)/.installed-*
+	@touch $(CODEGEN_STAMP)
+
+venv: $(STAMP) $(CODEGEN_STAMP)
 
 run: $(RUNTIME)
 	$(BIN)/salesplan serve --host $(HOST) --port $(PORT)
 
-test: $(STAMP)
+test: $(STAMP) $(CODEGEN_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
@@ -48,7 +59,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CODEGEN) .pytest_cache .mypy_cache .ruff_cache
 
 # Benchmarks (PostgreSQL + Redis + wrk; not part of the tests). See bench/README.md.
 .PHONY: bench bench-quick

@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
 from fastapi.openapi.utils import get_openapi
 from fastapi.routing import APIRoute
+from pydantic import BaseModel, TypeAdapter
 
 from salesplan import __version__
 from salesplan.auth.dependencies import Requirement
+from salesplan.kit.pagination import DEFAULT_PAGE_SIZE
+from salesplan.meta.schemas import MetaOut
 from salesplan.oauth import schemas as oauth_schemas
 
 ERROR_ENVELOPE = {
@@ -62,6 +66,50 @@ _BODY_STATUSES = {
 }
 _WRITE_METHODS = ("post", "put", "patch", "delete")
 
+# Statuses the seed documents on an operation beyond what it declares (spec: listPlans lists
+# 409 and 422 among its ErrorEnvelope responses).
+_SEED_STATUSES: dict[str, dict[str, str]] = {
+    "listPlans": {
+        "409": _BODY_STATUSES["409"],
+        "422": "Semantic validation error",
+    },
+}
+
+# Operations whose route answers a plain dict (shared with its MCP tool), and the model that
+# documents its 200 (contract §11 `/meta`).
+DOCUMENTED_RESPONSES: dict[str, type[BaseModel]] = {"getMeta": MetaOut}
+
+# The spec's names for the seed objects (its field tables) where our models are named otherwise.
+SEED_COMPONENTS = {
+    "PlanOut": "Plan",
+    "PlanMilestoneOut": "PlanMilestone",
+    "PlanGoalOut": "PlanGoal",
+    "PlanTaskOut": "PlanTask",
+}
+
+# Contract §4 and the spec's Limits: the defaults the server applies to an absent list parameter.
+LIST_DEFAULTS = {"limit": DEFAULT_PAGE_SIZE, "page": 1, "pageSize": DEFAULT_PAGE_SIZE}
+
+ORGANIZATION_PARAMETERS: list[dict[str, Any]] = [
+    {
+        "name": "X-Organization-Id",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string", "format": "uuid"},
+        "description": "The organization of the call (contract §3). Needed when the token "
+        "reaches several organizations (else 400 `organization_required`); one the token "
+        "cannot reach is a 403. Legacy `X-Subscriber-Id` is also accepted.",
+    },
+    {
+        "name": "organizationId",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "string", "format": "uuid"},
+        "description": "Alias of `X-Organization-Id` (legacy `subscriberId` also accepted); "
+        "when both are given they must agree (else 400).",
+    },
+]
+
 
 def error_statuses(
     operation: dict[str, Any], method: str, requirement: Requirement | None, path: str
@@ -105,6 +153,123 @@ def _idempotency_key(operation: dict[str, Any]) -> None:
                 "maxLength": 255,
                 "pattern": r"^[ -~]*[!-~][ -~]*$",
             }
+
+
+_INTEGER_HEADER = {"schema": {"type": "integer"}, "required": False}
+RATE_LIMIT_HEADERS: dict[str, dict[str, Any]] = {
+    "X-RateLimit-Limit": {"description": "The bucket's limit per window.", **_INTEGER_HEADER},
+    "X-RateLimit-Remaining": {
+        "description": "Units left in the window, this request spent.",
+        **_INTEGER_HEADER,
+    },
+    "X-RateLimit-Reset": {
+        "description": "Unix seconds when a unit next frees up.",
+        **_INTEGER_HEADER,
+    },
+}
+RETRY_AFTER = {"description": "Seconds to wait before retrying.", **_INTEGER_HEADER}
+IDEMPOTENCY_REPLAYED = {
+    "description": "`true` when the stored result of an earlier request with the same "
+    "Idempotency-Key is replayed (nothing was sent again).",
+    "schema": {"type": "string", "enum": ["true"]},
+    "required": False,
+}
+
+
+def _response_headers(operation: dict[str, Any], requirement: Requirement | None) -> None:
+    """Spec Limits: responses of a rate-limited operation carry `X-RateLimit-*` (while limits
+    are enabled, so not required); a 429 also `Retry-After` (contract §5; also the per-IP
+    limits and a 503); a replayed send `Idempotency-Replayed` (contract §6)."""
+    replayable = any(
+        p.get("in") == "header" and p.get("name") == "Idempotency-Key"
+        for p in operation.get("parameters", [])
+    )
+    for status, response in operation.get("responses", {}).items():
+        headers = response.setdefault("headers", {})
+        if requirement is not None and (status.startswith("2") or status == "429"):
+            for name, header in RATE_LIMIT_HEADERS.items():
+                headers.setdefault(name, copy.deepcopy(header))
+        if status in ("429", "503"):
+            headers.setdefault("Retry-After", copy.deepcopy(RETRY_AFTER))
+        if replayable and status[0] in "24":
+            headers.setdefault("Idempotency-Replayed", copy.deepcopy(IDEMPOTENCY_REPLAYED))
+        if not headers:
+            del response["headers"]
+
+
+def _organization_parameters(operation: dict[str, Any], requirement: Requirement | None) -> None:
+    """Contract §3: every organization-scoped operation (its Requirement resolves an
+    organization: `auth.dependencies.authorize`) takes `X-Organization-Id` and the
+    `organizationId` alias. Organization-level operations (organizations, meta, OAuth,
+    discovery) need no organization context and do not declare them."""
+    if requirement is None or not requirement.organization:
+        return
+    parameters = operation.setdefault("parameters", [])
+    present = {(p.get("name"), p.get("in")) for p in parameters}
+    for parameter in ORGANIZATION_PARAMETERS:
+        if (parameter["name"], parameter["in"]) not in present:
+            parameters.append(copy.deepcopy(parameter))
+
+
+def _list_defaults(operation: dict[str, Any]) -> None:
+    """The defaults of `limit`, `page` and `pageSize` (contract §4), which the parameters
+    cannot carry in their signature: an absent `limit` is what selects page mode."""
+    for parameter in operation.get("parameters", []):
+        default = LIST_DEFAULTS.get(parameter.get("name", ""))
+        if parameter.get("in") == "query" and default is not None:
+            parameter["schema"].setdefault("default", default)
+
+
+def _qualified_names(schemas: dict[str, Any]) -> dict[str, str]:
+    """FastAPI names two models of one name by their module path
+    (`salesplan__feed__schemas__AnalyticsOut`) but leaves both titled `AnalyticsOut`, which a
+    client generator names its classes by: publish them as `FeedAnalyticsOut`, … instead."""
+    names = {}
+    for name in schemas:
+        parts = name.split("__")
+        if len(parts) > 2 and parts[0] == "salesplan":
+            names[name] = parts[1].capitalize() + parts[-1]
+    return names
+
+
+def _documented_response(
+    operation: dict[str, Any], schemas: dict[str, Any], model: type[BaseModel]
+) -> None:
+    """Put `model` in the components (with the models it uses) and make it the 200's body."""
+    schema = TypeAdapter(model).json_schema(
+        mode="serialization", ref_template="#/components/schemas/{model}"
+    )
+    for name, definition in {**schema.pop("$defs", {}), model.__name__: schema}.items():
+        if schemas.setdefault(name, definition) != definition:
+            raise ValueError(f"two components named {name}")
+    content = operation["responses"]["200"]["content"]["application/json"]
+    content["schema"] = {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _rename_components(schema: dict[str, Any], names: dict[str, str]) -> None:
+    """Publish components under the spec's names, every `$ref` to them following."""
+    components = schema.get("components", {}).get("schemas", {})
+    for old, new in names.items():
+        if old in components:
+            component = components.pop(old)
+            component["title"] = new
+            components[new] = component
+    refs = {
+        f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in names.items()
+    }
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref in refs:
+                node["$ref"] = refs[ref]
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
 
 
 def requirement_of(route: APIRoute) -> Requirement | None:
@@ -169,7 +334,13 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                 if key in document:
                     operation[key] = document[key]
             responses.update(document.get("responses", {}))
+            if operation["operationId"] in DOCUMENTED_RESPONSES:
+                _documented_response(
+                    operation, schemas, DOCUMENTED_RESPONSES[operation["operationId"]]
+                )
             _idempotency_key(operation)
+            _organization_parameters(operation, requirement)
+            _list_defaults(operation)
             # Contract §2: OAuth endpoints answer RFC 6749 errors instead of ErrorEnvelope.
             oauth = path.startswith("/api/v1/oauth/")
             shape = "OAuthError" if oauth else "ErrorEnvelope"
@@ -189,7 +360,16 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
             else:
                 operation.setdefault("x-scopes", [])
                 operation.setdefault("x-rate-limit-group", "foundation")
-            for status, description in error_statuses(operation, method, requirement, path).items():
+            statuses = error_statuses(operation, method, requirement, path)
+            statuses |= _SEED_STATUSES.get(operation["operationId"], {})
+            for status, description in statuses.items():
                 responses.setdefault(status, {"description": description, **ref})
+            # An error a route declares itself (a 409, 412, 502 with its own description)
+            # still has the error body.
+            for status, response in responses.items():
+                if status[:1] in ("4", "5") and "content" not in response:
+                    response.update(ref)
+            _response_headers(operation, requirement)
+    _rename_components(schema, SEED_COMPONENTS | _qualified_names(schemas))
     app.openapi_schema = schema
     return schema

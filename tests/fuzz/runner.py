@@ -13,12 +13,21 @@ What no schema can know is not counted as "valid data rejected", each case narro
   limit, a rule between two query parameters, which OpenAPI parameters cannot express (each is
   a separate schema) — their descriptions say it;
 - the authorize page's 400 for an unregistered `client_id` (a random client id names no
-  registered client).
+  registered client);
+- a refused organization value (contract §3): every organization-scoped operation declares
+  `X-Organization-Id` and its `organizationId` alias, and a random UUID names no organization
+  the token reaches (403 `organization_not_accessible`), or disagrees with the header the run
+  sends (400 `validation_error` naming the disagreeing `organizationIds`). The server's checks
+  stay as they are; only `positive_data_acceptance` is not applied to such a refusal. So that
+  such refusals do not stop half the requests before the checks that follow the organization
+  (validation, existence), `caller_organization` names the caller's own organization in four
+  generated `organizationId` values out of five (as the run's header names it).
 The token endpoint's 400/401 (unknown code, client) schemathesis itself treats as credential
 rejections, since the document names it as the OAuth 2 `tokenUrl`."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +103,22 @@ def _locations(error: dict[str, Any]) -> list[list[Any]]:
     return [list(item.get("location") or []) for item in errors]
 
 
+ORGANIZATION_ALIAS = "organizationId"
+
+
+def caller_organization(case: Any, headers: dict[str, str]) -> None:
+    """Replace a generated `organizationId` by the caller's organization (the run's
+    `X-Organization-Id`), except one value in five (by the value: the same on every run),
+    which stays and is refused (`refused_organization`)."""
+    query = case.query
+    organization = headers.get("X-Organization-Id")
+    if not query or organization is None or ORGANIZATION_ALIAS not in query:
+        return
+    generated = str(query[ORGANIZATION_ALIAS])
+    if int(hashlib.sha256(generated.encode()).hexdigest(), 16) % 5:
+        query[ORGANIZATION_ALIAS] = organization
+
+
 def unknowable_refusal(case: Any, response: Any) -> bool:
     """A refusal of schema-valid data that depends on what only the server knows (see the
     module docstring), so that `positive_data_acceptance` does not apply to it."""
@@ -102,6 +127,8 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     error = _error(response)
     if error is None:
         return False
+    if refused_organization(error, response.status_code):
+        return True
     if response.status_code == 422:
         # Contract §2: well-formed but semantically wrong for the stored state: a reference to
         # no row (`details.field`) or a rule on the row the path names (`details.reason`, e.g.
@@ -114,6 +141,23 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     if all(location == ["query", "cursor"] for location in locations):
         return True
     return all(location in (["query", "from"], ["query", "to"]) for location in locations)
+
+
+def refused_organization(error: dict[str, Any], status: int) -> bool:
+    """A refusal of the organization the request named (contract §3): one the token cannot
+    reach (403) or organization values that disagree (400). Schema-valid UUIDs that only the
+    server can tell apart from the caller's organizations."""
+    details = error.get("details") or {}
+    if status == 403:
+        return error.get("code") == "forbidden" and (
+            details.get("reason") == "organization_not_accessible"
+        )
+    return (
+        status == 400
+        and error.get("code") == "validation_error"
+        and "organizationIds" in details
+        and "errors" not in details
+    )
 
 
 def refused_link_values(response: Any, linked: set[tuple[str, str | None]]) -> bool:
@@ -176,6 +220,7 @@ def fuzz(settings: Any, headers: dict[str, str], examples: int) -> FuzzResult:
             derandomize=True,
         )
         def run(case: Any) -> None:
+            caller_organization(case, headers)
             result.record(case, case.call(headers=headers))
 
         run()
@@ -211,6 +256,7 @@ def stateful(settings: Any, headers: dict[str, str], scenarios: int, steps: int)
 
     class Workflow(machine):  # type: ignore[misc,valid-type]
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            caller_organization(case, headers)
             return {"headers": headers}
 
         linked: set[tuple[str, str | None]] = set()

@@ -69,10 +69,33 @@ class StrictBody(BaseModel):
         return self.model_dump(exclude_unset=True)
 
 
-class PaginationMeta(BaseModel):
-    """Spec PaginationMeta (strict): absent properties are omitted, never null."""
+class SeedObject(ApiModel):
+    """A response object of the spec's field tables (contract §1: seed objects are exact): no
+    other property (`additionalProperties: false`); a field the table marks optional has a
+    default, so that it is not `required`. The renderers answer every property anyway; the
+    default is not published (it would be a value the server never sends)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(core_schema)
+        target = handler.resolve_ref_schema(json_schema)
+        for prop in target.get("properties", {}).values():
+            prop.pop("default", None)
+        return json_schema
+
+
+class PaginationMeta(BaseModel):
+    """Where a list stands (spec PaginationMeta): absent properties are omitted, never null."""
+
+    # Its JSON schema is the spec's object in both modes (`__get_pydantic_json_schema__`):
+    # the serializer would otherwise publish it as a free-form object (its return type), and
+    # the fields' `None` as nullable.
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     has_next_page: bool
     total_count: int | None = Field(default=None, ge=0)
@@ -85,6 +108,26 @@ class PaginationMeta(BaseModel):
     def _omit_absent(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         return {k: v for k, v in data.items() if v is not None}
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        json_schema = handler(core_schema)
+        target = handler.resolve_ref_schema(json_schema)
+        if handler.mode == "serialization":
+            exact = cls.model_json_schema(mode="validation")
+            target.clear()
+            target.update(exact)
+            return json_schema
+        for prop in target.get("properties", {}).values():
+            prop.pop("default", None)
+            options = prop.pop("anyOf", None)
+            if options is not None:
+                prop.update(next(o for o in options if o.get("type") != "null"))
+            if isinstance(prop.get("minimum"), float):
+                prop["minimum"] = int(prop["minimum"])
+        return json_schema
 
 
 # --- bounds every value written must respect (one place, used by every body and query) ------

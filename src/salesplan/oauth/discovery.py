@@ -7,10 +7,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
+from salesplan.auth.dependencies import public
 from salesplan.auth.scopes import APPROVED_SCOPES
 from salesplan.oauth.apps import AUTH_METHODS, GRANT_TYPES
 
-router = APIRouter(tags=["oauth"], include_in_schema=False)
+# In the OpenAPI document (issue 33), their response shapes from `oauth.schemas.DOCUMENTS`.
+router = APIRouter(tags=["oauth"])
 
 
 def authorization_server_metadata(public_url: str) -> dict[str, Any]:
@@ -47,12 +49,27 @@ def protected_resource_metadata(public_url: str) -> dict[str, Any]:
     }
 
 
-@router.get("/.well-known/oauth-authorization-server")
+@router.get(
+    "/.well-known/oauth-authorization-server",
+    operation_id="getOAuthAuthorizationServerMetadata",
+    summary="OAuth 2.0 authorization server metadata (RFC 8414)",
+    openapi_extra=public(),
+)
 async def oauth_authorization_server(request: Request) -> dict[str, Any]:
     return authorization_server_metadata(request.app.state.settings.public_url)
 
 
-@router.get("/.well-known/oauth-protected-resource")
-@router.get("/.well-known/oauth-protected-resource/mcp")
+@router.get(
+    "/.well-known/oauth-protected-resource",
+    operation_id="getOAuthProtectedResourceMetadata",
+    summary="OAuth 2.0 protected resource metadata of the MCP endpoint (RFC 9728)",
+    openapi_extra=public(),
+)
+@router.get(
+    "/.well-known/oauth-protected-resource/mcp",
+    operation_id="getMcpProtectedResourceMetadata",
+    summary="The same metadata at the path form of the MCP resource (RFC 9728 §3.1)",
+    openapi_extra=public(),
+)
 async def oauth_protected_resource(request: Request) -> dict[str, Any]:
     return protected_resource_metadata(request.app.state.settings.public_url)

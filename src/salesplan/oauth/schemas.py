@@ -28,6 +28,8 @@ REDIRECT_URI_PATTERN = (
 _SCOPE = "(" + "|".join(re.escape(scope) for scope in APPROVED_SCOPES) + ")"
 SCOPE_LIST_PATTERN = rf"^[ ,]*({_SCOPE}([ ,]+{_SCOPE})*)?[ ,]*$"
 """Approved scopes separated by spaces or commas (`auth.scopes.parse_scopes`)."""
+REQUIRED_SCOPE_LIST_PATTERN = rf"^[ ,]*{_SCOPE}([ ,]+{_SCOPE})*[ ,]*$"
+"""The same, at least one scope: `/authorize` requires `scope` (`oauth.authorize`)."""
 
 _HTTPS = {"type": "string", "pattern": r"^https://[^\x00]*$", "maxLength": 2000}
 
@@ -149,7 +151,12 @@ AUTHORIZE_PARAMETERS: list[dict[str, Any]] = [
         "PKCE (RFC 7636).",
     ),
     _query("code_challenge_method", {"const": "S256"}, True, "PKCE: only S256."),
-    _query("scope", {"type": "string", "pattern": SCOPE_LIST_PATTERN}, False, "Default: all."),
+    _query(
+        "scope",
+        {"type": "string", "pattern": REQUIRED_SCOPE_LIST_PATTERN},
+        True,
+        "Space- or comma-separated; each allowed on the client.",
+    ),
     _query("state", {"type": "string", "pattern": NO_NUL_PATTERN}, False, "Echoed back."),
     _query("resource", _FORM_VALUE, False, "The MCP endpoint's URL (RFC 8707)."),
 ]
@@ -172,6 +179,61 @@ OAUTH2_SCHEME: dict[str, Any] = {
 }
 
 
+_URL = {"type": "string", "format": "uri"}
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+
+AUTHORIZATION_SERVER_METADATA: dict[str, Any] = {
+    "type": "object",
+    "description": "RFC 8414 authorization server metadata (`oauth.discovery`).",
+    "required": [
+        "issuer",
+        "authorization_endpoint",
+        "token_endpoint",
+        "registration_endpoint",
+        "scopes_supported",
+        "response_types_supported",
+        "grant_types_supported",
+        "token_endpoint_auth_methods_supported",
+        "registration_endpoint_auth_methods_supported",
+        "code_challenge_methods_supported",
+    ],
+    "properties": {
+        "issuer": _URL,
+        "authorization_endpoint": _URL,
+        "token_endpoint": _URL,
+        "registration_endpoint": _URL,
+        "scopes_supported": _STRINGS,
+        "response_types_supported": _STRINGS,
+        "response_modes_supported": _STRINGS,
+        "grant_types_supported": _STRINGS,
+        "token_endpoint_auth_methods_supported": _STRINGS,
+        "registration_endpoint_auth_methods_supported": {
+            "type": "array",
+            "items": {"type": "string"},
+            "contains": {"const": "none"},
+        },
+        "code_challenge_methods_supported": _STRINGS,
+        "authorization_response_iss_parameter_supported": {"type": "boolean"},
+        "client_id_metadata_document_supported": {"type": "boolean"},
+        "service_documentation": _URL,
+    },
+}
+
+PROTECTED_RESOURCE_METADATA: dict[str, Any] = {
+    "type": "object",
+    "description": "RFC 9728 protected resource metadata of the MCP endpoint.",
+    "required": ["resource", "authorization_servers"],
+    "properties": {
+        "resource": _URL,
+        "authorization_servers": {"type": "array", "items": _URL},
+        "scopes_supported": _STRINGS,
+        "bearer_methods_supported": _STRINGS,
+        "resource_name": {"type": "string"},
+        "resource_documentation": _URL,
+    },
+}
+
+
 def _json(schema: dict[str, Any]) -> dict[str, Any]:
     return {"content": {"application/json": {"schema": schema}}}
 
@@ -187,6 +249,17 @@ DOCUMENTS: dict[str, dict[str, Any]] = {
             "content": {"application/x-www-form-urlencoded": {"schema": TOKEN_FORM}},
         },
         "responses": {"200": {"description": "An access token", **_json(TOKEN_RESPONSE)}},
+    },
+    "getOAuthAuthorizationServerMetadata": {
+        "responses": {
+            "200": {"description": "The metadata", **_json(AUTHORIZATION_SERVER_METADATA)}
+        },
+    },
+    "getOAuthProtectedResourceMetadata": {
+        "responses": {"200": {"description": "The metadata", **_json(PROTECTED_RESOURCE_METADATA)}},
+    },
+    "getMcpProtectedResourceMetadata": {
+        "responses": {"200": {"description": "The metadata", **_json(PROTECTED_RESOURCE_METADATA)}},
     },
     "authorizeOAuthClient": {
         "parameters": AUTHORIZE_PARAMETERS,

@@ -15,6 +15,7 @@ from salesplan.kit.schemas import (
     FreeForm,
     NonNegativeInt32,
     PaginationMeta,
+    SeedObject,
     StrictBody,
     equals,
     present,
@@ -34,85 +35,109 @@ Title = Field(min_length=1, max_length=500)
 # --- responses (documentation of the strict seed objects) ---------------------------------
 
 
-class PlanTaskOut(ApiModel):
+class PlanTaskOut(SeedObject):
+    """A task of a plan (spec PlanTask)."""
+
     id: uuid.UUID
     plan_id: uuid.UUID
-    milestone_id: uuid.UUID | None
+    milestone_id: uuid.UUID | None = None
     title: str
-    description: str | None
+    description: str | None = None
     completed: bool
-    completed_at: datetime | None
-    target_date: date | None
-    assigned_to_id: uuid.UUID | None
-    created_by_id: uuid.UUID | None
+    completed_at: datetime | None = None
+    target_date: date | None = None
+    assigned_to_id: uuid.UUID | None = None
+    created_by_id: uuid.UUID | None = None
     created_at: datetime
-    updated_at: datetime
+    updated_at: datetime = None  # type: ignore[assignment]  # optional, never null
 
 
-class PlanGoalOut(ApiModel):
+class PlanGoalOut(SeedObject):
+    """A goal of a plan (spec PlanGoal)."""
+
     id: uuid.UUID
     plan_id: uuid.UUID
-    milestone_id: uuid.UUID | None
+    milestone_id: uuid.UUID | None = None
     title: str
-    description: str | None
+    description: str | None = None
     goal_type: GoalType
-    target: float | None
-    actual_value: float | None
-    unit_type: UnitType | None
-    label: str | None
+    target: float | None = None
+    actual_value: float | None = None
+    unit_type: UnitType | None = None
+    label: str | None = None
     progress: float | None = Field(
+        default=None,
         description="Derived when possible: QUANTIFIABLE with target > 0 and actualValue set → "
         "round(actualValue / target * 100, 2); MILESTONE_BASED with a milestone → share of that "
         "milestone's live tasks completed (100 when the milestone is completed); else the stored "
-        "value."
+        "value.",
     )
-    goal_type_category: str | None
-    target_date: date | None
-    period_type: PeriodType | None
-    period_label: str | None
-    allocations: dict[str, Any] | None
-    parent_goal_id: uuid.UUID | None
-    child_goals: list[PlanGoalOut] = Field(description="Live child goals, nested.")
+    goal_type_category: str | None = None
+    target_date: date | None = None
+    period_type: PeriodType | None = None
+    period_label: str | None = None
+    allocations: dict[str, Any] | None = None
+    parent_goal_id: uuid.UUID | None = None
+    child_goals: list[PlanGoalOut] = Field(
+        default_factory=list, description="Live child goals, nested."
+    )
     created_at: datetime
-    updated_at: datetime
+    updated_at: datetime = None  # type: ignore[assignment]  # optional, never null
 
 
-class PlanMilestoneOut(ApiModel):
+class PlanMilestoneOut(SeedObject):
+    """A milestone (phase) of a plan (spec PlanMilestone)."""
+
     id: uuid.UUID
     plan_id: uuid.UUID
     milestone: dict[str, Any]
-    objective: dict[str, Any] | None
-    target_date: date | None
-    actual_date: date | None
+    objective: dict[str, Any] | None = None
+    target_date: date | None = None
+    actual_date: date | None = None
     status: MilestoneStatus
     sort_index: int
-    prospect_owner_ids: list[uuid.UUID]
-    subscriber_owner_ids: list[uuid.UUID]
-    tasks: list[PlanTaskOut] = Field(description="Live tasks linked to this milestone.")
+    prospect_owner_ids: list[uuid.UUID] = Field(default_factory=list)
+    subscriber_owner_ids: list[uuid.UUID] = Field(default_factory=list)
+    tasks: list[PlanTaskOut] = Field(
+        default_factory=list, description="Live tasks linked to this milestone."
+    )
     goals: list[PlanGoalOut] = Field(
-        description="Live root goals linked to this milestone, with their childGoals."
+        default_factory=list,
+        description="Live root goals linked to this milestone, with their childGoals.",
     )
     created_at: datetime
     updated_at: datetime
 
 
-class PlanOut(ApiModel):
+class PlanOut(SeedObject):
+    """A plan with its milestones, goals and tasks (spec Plan)."""
+
     id: uuid.UUID
     name: str
-    description: str | None
+    description: str | None = None
     entity_type: EntityType
-    entity_id: uuid.UUID
-    opportunity_id: uuid.UUID | None
-    buying_group_id: uuid.UUID | None
-    user_id: uuid.UUID | None
-    milestones: list[PlanMilestoneOut] = Field(description="Live milestones by sortIndex.")
-    goals: list[PlanGoalOut] = Field(description="Live root goals with their childGoals.")
-    tasks: list[PlanTaskOut] = Field(description="Every live task of the plan.")
+    entity_id: uuid.UUID = Field(
+        description="The attached entity; for USER plans the owner (same as userId)."
+    )
+    opportunity_id: uuid.UUID | None = None
+    buying_group_id: uuid.UUID | None = None
+    user_id: uuid.UUID | None = None
+    milestones: list[PlanMilestoneOut] = Field(
+        default_factory=list, description="Live milestones by sortIndex."
+    )
+    goals: list[PlanGoalOut] = Field(
+        default_factory=list, description="Live root goals with their childGoals."
+    )
+    tasks: list[PlanTaskOut] = Field(
+        default_factory=list, description="Every live task of the plan."
+    )
     created_at: datetime
     updated_at: datetime
 
 
-class PlanListResponse(ApiModel):
+class PlanListResponse(SeedObject):
+    """A page of plans (spec PlanListResponse)."""
+
     data: list[PlanOut]
     pagination: PaginationMeta
 
