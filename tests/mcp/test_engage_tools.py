@@ -23,6 +23,7 @@ ENGAGE_READS = {
     "listEngageReplies",
     "getEngageReply",
     "getEngageAnalytics",
+    "listEngageSuppressions",
 }
 
 
