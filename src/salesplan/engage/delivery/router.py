@@ -310,7 +310,7 @@ async def list_engage_suppressions(
     },
 )
 async def delete_engage_suppression(
-    address: str, ctx: SuppressionWrite, session: SessionDep
+    address: QueryText, ctx: SuppressionWrite, session: SessionDep
 ) -> Response:
     """Lift a suppression (admins only): the address may be written to again. The address is
     compared as parsed; URL-encode it in the path."""
