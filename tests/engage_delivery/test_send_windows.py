@@ -320,3 +320,21 @@ async def test_a_contact_without_a_zone_uses_the_fallback(app, client, actor, db
     assert item["status"] == "scheduled"
     due, _ = await scheduled_at(db, item["id"])
     assert due == next_wall(now, opens, tokyo)
+
+
+async def test_bulk_created_contacts_take_a_time_zone_and_refuse_unknown_ones(actor, db) -> None:
+    """The CSV importer's path (contacts' bulk create): a row per outcome."""
+    from salesplan.auth.principal import RequestContext
+    from salesplan.contacts.service import bulk_create_contacts
+
+    account, _ = await make_account(db, actor.org.id)
+    ctx = RequestContext.internal(actor.org.id)
+    rows = [
+        {"accountId": str(account.id), "firstName": "Ada", "timeZone": "Europe/Paris"},
+        {"accountId": str(account.id), "firstName": "Bob", "timeZone": "Nowhere/Town"},
+    ]
+    result = await bulk_create_contacts(db, ctx, rows)
+    await db.commit()
+    assert [r["status"] for r in result["results"]] == [201, 422]
+    assert result["results"][0]["data"]["timeZone"] == "Europe/Paris"
+    assert result["results"][1]["error"]["details"]["field"] == "timeZone"
