@@ -151,14 +151,7 @@ async def schedule(
     templates = await _by_id(session, EngageTemplate, scope, template_ids)
     contacts = await _by_id(session, Contact, scope, {e.contact_id for e in enrollments})
     account_ids = {c.account_id for c in contacts.values() if c.account_id is not None}
-    accounts = (
-        {
-            a.id: a
-            for a in (await session.scalars(select(Account).where(Account.id.in_(account_ids))))
-        }
-        if account_ids
-        else {}
-    )
+    accounts = await _by_id(session, Account, scope, account_ids) if account_ids else {}
     emails = {c.email_mailbox for c in contacts.values() if c.email_mailbox}
     suppressed: set[str] = set()
     if emails:
