@@ -19,6 +19,7 @@ CONTACT_KEYS = {
     "phone",
     "linkedinUrl",
     "crmId",
+    "timeZone",
     "archivedAt",
     "createdAt",
     "updatedAt",

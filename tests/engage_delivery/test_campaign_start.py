@@ -508,7 +508,7 @@ async def test_a_suppression_cancels_a_scheduled_send_to_the_address(client, act
 
     when = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
     message = (await send(client, actor, email(scheduledAt=when))).json()["message"]
-    await suppress(db, actor.org.id, "ada@example.com", "unsubscribe")
+    await suppress(db, actor.org.id, "ada@example.com", "unsubscribed")
     await db.commit()
     item = await client.get(f"{API}/queue/{message['id']}", headers=actor.in_org())
     assert item.json()["status"] == "cancelled"

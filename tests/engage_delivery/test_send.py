@@ -208,7 +208,7 @@ async def test_unknown_property_is_400(client, actor) -> None:
 async def test_a_suppressed_address_is_never_sent_to_again(client, actor, db) -> None:
     db.add(
         EngageSuppression(
-            organization_id=actor.org.id, email="ada@example.com", reason="unsubscribe"
+            organization_id=actor.org.id, email="ada@example.com", reason="unsubscribed"
         )
     )  # type: ignore[attr-defined]
     await db.commit()  # type: ignore[attr-defined]

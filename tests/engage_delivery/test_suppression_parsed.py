@@ -52,7 +52,7 @@ async def test_an_unsubscribe_from_a_decorated_address_suppresses_the_address(
     await unsubscribe(app, client, actor, smtp, "Opt Out <OptOut@X.example>")
     refused = await send(client, actor, email(to="optout@x.example"), key="again")
     assert refused.status_code == 422, refused.text
-    assert refused.json()["error"]["details"]["suppression"] == "unsubscribe"
+    assert refused.json()["error"]["details"]["suppression"] == "unsubscribed"
 
 
 async def test_campaigns_skip_a_contact_whose_address_is_suppressed_however_written(

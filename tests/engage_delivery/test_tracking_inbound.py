@@ -70,7 +70,7 @@ async def test_one_click_unsubscribe_suppresses_the_address(app, client, actor, 
     assert response.status_code == 200
     refused = await send(client, actor, email(), key="k-3")
     assert refused.status_code == 422
-    assert refused.json()["error"]["details"]["suppression"] == "unsubscribe"
+    assert refused.json()["error"]["details"]["suppression"] == "unsubscribed"
 
 
 async def post_inbound(client, org_id, raw: bytes, secret: str | None) -> object:

@@ -3,6 +3,7 @@ through the official MCP client."""
 
 from __future__ import annotations
 
+from salesplan.engage.delivery.inbound import suppress
 from tests.fixtures.factories import make_actor
 from tests.mcp.conftest import body, connect, rest, rest_body
 
@@ -23,6 +24,7 @@ ENGAGE_READS = {
     "listEngageReplies",
     "getEngageReply",
     "getEngageAnalytics",
+    "listEngageSuppressions",
 }
 
 
@@ -106,3 +108,16 @@ async def test_annotations_follow_each_operations_kind(mcp, db):
     assert tools["updatePlan"].annotations.destructive_hint is False  # PATCH
     assert tools["createAccount"].annotations.idempotent_hint is False
     assert tools["setActiveOrganization"].annotations.idempotent_hint is True
+
+
+async def test_the_list_is_an_mcp_read_tool_and_the_delete_is_not(mcp, db):
+    actor = await make_actor(db)
+    await suppress(db, actor.org.id, "ada@example.com", "unsubscribed")
+    await db.commit()
+    async with connect(mcp.url, actor.key) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        listed_tool = body(await client.call_tool("listEngageSuppressions", {}))
+    assert "deleteEngageSuppression" not in tools
+    assert tools["listEngageSuppressions"].annotations.read_only_hint is True
+    assert listed_tool == await rest_body(mcp, actor.key, "/engage/suppressions")
+    assert [r["address"] for r in listed_tool["data"]] == ["ada@example.com"]

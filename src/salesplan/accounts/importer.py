@@ -47,6 +47,7 @@ _FIELDS: dict[Kind, tuple[str, ...]] = {
         "phone",
         "linkedinUrl",
         "crmId",
+        "timeZone",
     ),
 }
 

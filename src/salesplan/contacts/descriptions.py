@@ -69,6 +69,10 @@ CONTACT_FIELDS = {
     "phone": PHONE,
     "linkedinUrl": LINKEDIN_URL,
     "crmId": CRM_ID,
+    "timeZone": (
+        "The contact's IANA time zone (e.g. Europe/Paris): campaigns whose send window says "
+        '"contact" send inside the window in this zone.'
+    ),
 }
 CREATE_ACCOUNT_CONTACT_ARGS = {
     "accountId": "Id of the account the contact works for.",

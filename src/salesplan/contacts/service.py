@@ -19,6 +19,7 @@ from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
+from salesplan.kit.zones import check_zone, zone
 from salesplan.models.crm import Account, Contact
 
 
@@ -75,6 +76,7 @@ async def create_contact(
 ) -> Contact:
     # The account is in the path: a missing one is a 404.
     await get_scoped(session, Account, ctx, account_id)
+    check_zone(data.time_zone, "timeZone")
     contact = Contact(account_id=account_id, **data.model_dump())
     return await ContactRepository(session, ctx).insert(contact)
 
@@ -84,6 +86,7 @@ async def replace_contact(
 ) -> Contact:
     contacts = ContactRepository(session, ctx)
     contact = await contacts.get(contact_id)
+    check_zone(data.time_zone, "timeZone")
     fields = data.model_dump()
     account_id = fields.pop("account_id")
     if account_id is not None and account_id != contact.account_id:
@@ -98,6 +101,7 @@ async def patch_contact(
     sent = data.sent()
     contacts = ContactRepository(session, ctx)
     contact = await contacts.get(contact_id)
+    check_zone(sent.get("time_zone"), "timeZone")
     if "account_id" in sent:
         account_id = sent.pop("account_id")
         if account_id is None:
@@ -134,6 +138,15 @@ async def bulk_create_contacts(
                 index,
                 "accountId is not a UUID.",
                 [{"location": ["accountId"], "message": "Not a UUID."}],
+            )
+            continue
+        if data.time_zone is not None and zone(data.time_zone) is None:
+            bulk.fail(
+                index,
+                422,
+                "unprocessable",
+                "timeZone is not an IANA time zone name.",
+                {"field": "timeZone", "reason": "unknown_time_zone"},
             )
             continue
         if account_id is None and not ref["accountCrmId"]:

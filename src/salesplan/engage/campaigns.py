@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.engage.delivery import sequence
+from salesplan.engage.delivery.windows import CONTACT
 from salesplan.engage.lists import check_contacts
 from salesplan.engage.repository import (
     CampaignRepository,
@@ -20,13 +21,21 @@ from salesplan.engage.repository import (
     TemplateRepository,
     audience_of_contacts,
 )
-from salesplan.engage.schemas import CampaignIn, CampaignOut, CampaignPatch, EnrollIn, FlowIn
+from salesplan.engage.schemas import (
+    CampaignIn,
+    CampaignOut,
+    CampaignPatch,
+    EnrollIn,
+    FlowIn,
+    SendWindowIn,
+)
 from salesplan.errors import Unprocessable, validation_errors
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.zones import zone
 from salesplan.models.engage import SKIP_REASONS, EngageCampaign, EngageEnrollmentJob, EngageList
 from salesplan.worker.context import wake_worker
 
@@ -78,6 +87,35 @@ def _flow_problems(
     return None
 
 
+def _window_problem(window: SendWindowIn | None) -> tuple[str, dict[str, Any]] | None:
+    """A send window's semantic errors (contract §14, a 422): an unknown time zone, an end
+    equal to the start (a window crossing midnight, end before start, is fine)."""
+    if window is None:
+        return None
+    if window.time_zone != CONTACT and zone(window.time_zone) is None:
+        return (
+            f'{window.time_zone!r} is neither "contact" nor an IANA time zone name.',
+            {"field": "sendWindow.timeZone", "reason": "unknown_time_zone"},
+        )
+    if window.fallback_time_zone is not None and zone(window.fallback_time_zone) is None:
+        return (
+            f"{window.fallback_time_zone!r} is not an IANA time zone name.",
+            {"field": "sendWindow.fallbackTimeZone", "reason": "unknown_time_zone"},
+        )
+    if window.start == window.end:
+        return (
+            "A send window's end must differ from its start.",
+            {"field": "sendWindow.end", "reason": "empty_window"},
+        )
+    return None
+
+
+def _check_window(window: SendWindowIn | None) -> None:
+    problem = _window_problem(window)
+    if problem:
+        raise Unprocessable(problem[0], details=problem[1])
+
+
 def _flow_wire(flow: FlowIn) -> dict[str, Any]:
     return flow.model_dump(mode="json", by_alias=True)
 
@@ -93,7 +131,11 @@ async def _check_flow(session: AsyncSession, ctx: RequestContext, flow: FlowIn) 
 
 def _new_campaign(data: CampaignIn) -> EngageCampaign:
     return EngageCampaign(
-        name=data.name, description=data.description, status="draft", flow=_flow_wire(data.flow)
+        name=data.name,
+        description=data.description,
+        status="draft",
+        flow=_flow_wire(data.flow),
+        send_window=data.send_window.wire() if data.send_window is not None else None,
     )
 
 
@@ -101,6 +143,7 @@ async def create_campaign(
     session: AsyncSession, ctx: RequestContext, data: CampaignIn
 ) -> EngageCampaign:
     await _check_flow(session, ctx, data.flow)
+    _check_window(data.send_window)
     return await CampaignRepository(session, ctx).insert(_new_campaign(data))
 
 
@@ -120,6 +163,10 @@ async def update_campaign(
         assert data.flow is not None
         await _check_flow(session, ctx, data.flow)
         sent["flow"] = _flow_wire(data.flow)
+    if "send_window" in sent:
+        # Any time: it applies to the steps scheduled from now on (null removes it).
+        _check_window(data.send_window)
+        sent["send_window"] = data.send_window.wire() if data.send_window is not None else None
     new_status = sent.pop("status", None)
     if new_status is not None and new_status != campaign.status:
         if new_status not in TRANSITIONS[campaign.status]:
@@ -186,7 +233,7 @@ async def bulk_create_campaigns(
     now = utcnow()
     to_insert: list[tuple[int, EngageCampaign]] = []
     for index, data in valid:
-        problem = _flow_problems(data.flow, channels)
+        problem = _flow_problems(data.flow, channels) or _window_problem(data.send_window)
         if problem:
             results[index] = _row_failure(index, 422, "unprocessable", problem[0], problem[1])
             continue

@@ -26,6 +26,7 @@ from salesplan.models.engage import (
     EngageEnrollmentJob,
     EngageList,
     EngageListMember,
+    EngageSuppression,
     EngageTemplate,
 )
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
@@ -158,6 +159,7 @@ class CampaignRepository(EngageRepository[EngageCampaign]):
                     "description": c.description,
                     "status": c.status,
                     "flow": c.flow,
+                    "send_window": c.send_window,
                     "created_at": c.created_at,
                     "updated_at": c.updated_at,
                 }
@@ -235,3 +237,23 @@ async def audience_of_contacts(
     """How many of the ids are live contacts of the organization."""
     stmt = audience_of_ids(ctx.organization_id, contact_ids, func.count(Contact.id))
     return int((await session.execute(stmt)).scalar_one())
+
+
+# --- the suppression list (contract §14) -----------------------------------------------------
+
+
+class SuppressionRepository(EngageRepository[EngageSuppression]):
+    model = EngageSuppression
+    sort_columns = {"createdAt": EngageSuppression.created_at, "address": EngageSuppression.email}
+    search_columns = (EngageSuppression.email,)
+
+    async def by_address(self, address: str) -> EngageSuppression | None:
+        """The organization's entry for an address already kit.email.mailbox'd (the unique
+        index's equality)."""
+        stmt = scoped(select(EngageSuppression), self.ctx).where(EngageSuppression.email == address)
+        found: EngageSuppression | None = (await self.session.execute(stmt)).scalar_one_or_none()
+        return found
+
+    async def delete(self, row: EngageSuppression) -> None:
+        await self.session.delete(row)
+        await self.session.flush()

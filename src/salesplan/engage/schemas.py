@@ -236,10 +236,44 @@ class FlowIn(StrictBody):
     steps: list[StepIn] = Field(default_factory=list, max_length=50)
 
 
+Day = Literal["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
+Clock = Annotated[
+    str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), Field(examples=["09:00"])
+]
+ZoneName = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
+class SendWindowIn(StrictBody):
+    """When a campaign's steps may go out (contract §14): on `days`, from `start` to `end`
+    (24-hour HH:MM; an end before the start crosses midnight, an end equal to it is a 422), in
+    the contact's time zone (`timeZone: "contact"`, else `fallbackTimeZone`, default UTC) or in
+    a fixed IANA zone. An unknown zone is a 422."""
+
+    days: list[Day] = Field(min_length=1, max_length=7)
+    start: Clock
+    end: Clock
+    time_zone: ZoneName = Field(
+        default="UTC", description='"contact", or an IANA time zone name (e.g. Europe/Paris).'
+    )
+    fallback_time_zone: ZoneName | None = Field(
+        default=None,
+        description='With timeZone "contact": the zone of contacts without one (default UTC).',
+    )
+
+    def wire(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["days"] = sorted(set(self.days), key=DAY_ORDER.index)
+        return data
+
+
+DAY_ORDER = ("MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN")
+
+
 class CampaignIn(StrictBody):
     name: Name
     description: Description | None = None
     flow: FlowIn = Field(default_factory=FlowIn)
+    send_window: SendWindowIn | None = None
 
 
 class CampaignPatch(StrictBody):
@@ -248,6 +282,8 @@ class CampaignPatch(StrictBody):
     description: Description | None = None
     flow: FlowIn | None = None
     status: CampaignStatus | None = None
+    # null removes the window.
+    send_window: SendWindowIn | None = None
 
 
 class StepOut(ApiModel):
@@ -260,12 +296,21 @@ class FlowOut(ApiModel):
     steps: list[StepOut]
 
 
+class SendWindowOut(ApiModel):
+    days: list[str]
+    start: str
+    end: str
+    time_zone: str
+    fallback_time_zone: str | None = None
+
+
 class CampaignOut(ApiModel):
     id: uuid.UUID
     name: str
     description: str | None
     status: str
     flow: FlowOut
+    send_window: SendWindowOut | None = None
     started_at: datetime | None = None
     created_at: datetime
     updated_at: datetime

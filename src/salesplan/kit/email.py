@@ -6,7 +6,9 @@ whitespace out (`WHITESPACE`) because Python's `\\s` and ECMA-262's disagree."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from email.utils import parseaddr
+from typing import Any
 
 from salesplan.kit.schemas import WHITESPACE
 
@@ -25,3 +27,20 @@ def mailbox(value: str) -> str:
     address SMTP delivers to."""
     address = parseaddr(value)[1] or value
     return address.strip().strip('"').strip().lower()
+
+
+def mailbox_or_none(value: str | None) -> str | None:
+    """`mailbox(value)`, or None for no address (what a normalized column holds)."""
+    return (mailbox(value) or None) if value else None
+
+
+def mailbox_default(column: str) -> Callable[[Any], str | None]:
+    """A column default (SQLAlchemy, context-sensitive) holding `mailbox` of the row's
+    `column`: a normalized copy written with the row, by the ORM and by Core inserts alike,
+    so that looking an address up is one indexed equality."""
+
+    def default(context: Any) -> str | None:
+        value = context.get_current_parameters().get(column)
+        return mailbox_or_none(value) if isinstance(value, str) else None
+
+    return default

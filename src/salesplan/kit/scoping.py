@@ -29,7 +29,13 @@ def scoped(stmt: Select, ctx: TenantScope, model: Any | None = None) -> Select: 
     several tables.
     """
     target = model if model is not None else stmt.column_descriptions[0]["entity"]
-    return stmt.where(target.organization_id == ctx.organization_id)
+    return stmt.where(in_organization(target, ctx))
+
+
+def in_organization(model: Any, ctx: TenantScope) -> Any:
+    """The condition `scoped` adds, for statements that are not a SELECT (UPDATE, DELETE):
+    `model`'s rows of the context's organization."""
+    return model.organization_id == ctx.organization_id
 
 
 def scoped_by_parameter(stmt: Select, model: Any | None = None) -> Select:  # type: ignore[type-arg]

@@ -21,9 +21,10 @@ from sqlalchemy import (
     event,
     text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox_default, mailbox_or_none
 from salesplan.models.base import ArchiveMixin, Base, IdMixin, TenantMixin, TimestampMixin
 
 LIVE = text("archived_at IS NULL")
@@ -92,6 +93,8 @@ class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         trigram_index("contacts", "first_name"),
         trigram_index("contacts", "last_name"),
         trigram_index("contacts", "email"),
+        # Who an address is (replies, suppressions): one indexed equality on the parsed address.
+        Index("ix_contacts_org_email_mailbox", "organization_id", "email_mailbox"),
     )
 
     account_id: Mapped[uuid.UUID] = mapped_column(
@@ -104,6 +107,16 @@ class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     phone: Mapped[str | None] = mapped_column(String(64), default=None)
     linkedin_url: Mapped[str | None] = mapped_column(String(2048), default=None)
     crm_id: Mapped[str | None] = mapped_column(String(255), default=None)
+    # IANA zone (validated on write): where a campaign's send window is read (contract §14).
+    time_zone: Mapped[str | None] = mapped_column(String(64), default=None)
+    # kit.email.mailbox of `email`, written with it (contract §12: suppression compares the
+    # parsed address).
+    email_mailbox: Mapped[str | None] = mapped_column(String(320), default=mailbox_default("email"))
+
+    @validates("email")
+    def _email_changed(self, key: str, value: str | None) -> str | None:
+        self.email_mailbox = mailbox_or_none(value)
+        return value
 
     @property
     def full_name(self) -> str:

@@ -98,6 +98,9 @@ class EngageCampaign(IdMixin, TenantMixin, TimestampMixin, Base):
     status: Mapped[str] = mapped_column(String(16), default="draft")
     # {"steps": [{"channel", "templateId", "delayMinutes"}]}
     flow: Mapped[dict[str, Any]] = mapped_column(default=lambda: {"steps": []})
+    # {"days": ["MON", …], "start": "09:00", "end": "17:00", "timeZone": "contact" | IANA,
+    # "fallbackTimeZone"?} or null: when steps may go out (contract §14, engage/delivery/windows).
+    send_window: Mapped[dict[str, Any] | None] = mapped_column(default=None)
     # Set by startEngageCampaign: from then on, enrollments of the active campaign get their
     # steps scheduled (merge fields name the user who started it as the sender).
     started_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -168,13 +171,21 @@ class EngageEnrollmentJob(IdMixin, TenantMixin, TimestampMixin, Base):
     completed_at: Mapped[datetime | None] = mapped_column(default=None)
 
 
+SUPPRESSION_REASONS = ("unsubscribed", "hard_bounce", "complaint", "manual")
+
+
 class EngageSuppression(IdMixin, TenantMixin, Base):
-    """An address that must not be contacted (bounces, unsubscribes; filled by the sending
-    side). Stored lower-case."""
+    """An address that must not be contacted (hard bounces, unsubscribes, complaints; filled by
+    the sending side, lifted by deleteEngageSuppression). `email` is the parsed address
+    (kit.email.mailbox), the `address` of listEngageSuppressions."""
 
     __tablename__ = "engage_suppressions"
-    __table_args__ = (UniqueConstraint("organization_id", "email"),)
+    __display_name__ = "Suppression"
+    __table_args__ = (
+        UniqueConstraint("organization_id", "email"),
+        Index("ix_engage_suppressions_org_created", "organization_id", "created_at", "id"),
+    )
 
     email: Mapped[str] = mapped_column(String(320))
-    reason: Mapped[str] = mapped_column(String(64))
+    reason: Mapped[str] = mapped_column(String(64))  # SUPPRESSION_REASONS
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -8,10 +8,21 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy import (
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
+from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox_default, mailbox_or_none
 from salesplan.models.base import Base, IdMixin, TenantMixin, TimestampMixin
 
 
@@ -48,6 +59,8 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
         Index("ix_engage_messages_due", "next_attempt_at", "id"),
         Index("ix_engage_messages_org_created", "organization_id", "created_at", "id"),
         Index("ix_engage_messages_rfc_message_id", "rfc_message_id", unique=True),
+        # A suppression's waiting messages: one indexed equality on the parsed address.
+        Index("ix_engage_messages_org_to_mailbox", "organization_id", "to_mailbox"),
     )
 
     channel: Mapped[str] = mapped_column(String(16))
@@ -59,6 +72,10 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
     enrollment_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
     step_index: Mapped[int | None] = mapped_column(Integer, default=None)
     to_address: Mapped[str | None] = mapped_column(String(320), default=None)
+    # kit.email.mailbox of `to_address`, written with it (contract §12).
+    to_mailbox: Mapped[str | None] = mapped_column(
+        String(320), default=mailbox_default("to_address")
+    )
     subject: Mapped[str | None] = mapped_column(String(998), default=None)
     body: Mapped[str] = mapped_column(Text)
     body_html: Mapped[str | None] = mapped_column(Text, default=None)
@@ -83,6 +100,11 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
     clicked_at: Mapped[datetime | None] = mapped_column(default=None)
     click_count: Mapped[int] = mapped_column(Integer, default=0)
     replied_at: Mapped[datetime | None] = mapped_column(default=None)
+
+    @validates("to_address")
+    def _to_changed(self, key: str, value: str | None) -> str | None:
+        self.to_mailbox = mailbox_or_none(value)
+        return value
 
 
 class EngageReply(IdMixin, TenantMixin, Base):
@@ -113,6 +135,9 @@ class EngageReply(IdMixin, TenantMixin, Base):
     text: Mapped[str] = mapped_column(Text, default="")
     html: Mapped[str | None] = mapped_column(Text, default=None)
     rfc_message_id: Mapped[str | None] = mapped_column(String(255), default=None)
+    # An automatic answer (out of office, RFC 3834): listed, but not a reply to the sequence
+    # (contract §14: no repliedAt, not counted, the sequence goes on).
+    auto_reply: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     received_at: Mapped[datetime] = mapped_column(default=utcnow)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 

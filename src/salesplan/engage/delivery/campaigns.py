@@ -33,11 +33,12 @@ from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
-from salesplan.engage.delivery.sequence import LIVE
+from salesplan.engage.delivery import windows
+from salesplan.engage.delivery.sequence import LIVE, OrganizationScope
 from salesplan.engage.delivery.service import fail_unrendered, outbox_message
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.email import mailbox
+from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -124,11 +125,11 @@ class Scheduled:
 
 
 async def _by_id(
-    session: AsyncSession, model: type[T], organization_id: uuid.UUID, ids: set[uuid.UUID]
+    session: AsyncSession, model: type[T], scope: TenantScope, ids: set[uuid.UUID]
 ) -> dict[uuid.UUID, T]:
     """The organization's rows of `model` among `ids`, by id, in one query."""
     table: Any = model
-    stmt = select(model).where(table.organization_id == organization_id, table.id.in_(ids))
+    stmt = scoped(select(model).where(table.id.in_(ids)), scope, model)
     return {row.id: row for row in (await session.scalars(stmt)).all()}  # type: ignore[attr-defined]
 
 
@@ -145,33 +146,17 @@ async def schedule(
     result = Scheduled()
     steps: list[dict[str, Any]] = list(campaign.flow.get("steps", []))
     org_id = campaign.organization_id
+    scope = OrganizationScope(org_id)
     template_ids = {uuid.UUID(str(s["templateId"])) for s in steps}
-    templates = await _by_id(session, EngageTemplate, org_id, template_ids)
-    contacts = await _by_id(session, Contact, org_id, {e.contact_id for e in enrollments})
+    templates = await _by_id(session, EngageTemplate, scope, template_ids)
+    contacts = await _by_id(session, Contact, scope, {e.contact_id for e in enrollments})
     account_ids = {c.account_id for c in contacts.values() if c.account_id is not None}
-    accounts = (
-        {
-            a.id: a
-            for a in (await session.scalars(select(Account).where(Account.id.in_(account_ids))))
-        }
-        if account_ids
-        else {}
-    )
-    emails = {mailbox(c.email) for c in contacts.values() if c.email}
-    suppressed = (
-        set(
-            (
-                await session.scalars(
-                    select(EngageSuppression.email).where(
-                        EngageSuppression.organization_id == org_id,
-                        EngageSuppression.email.in_(emails),
-                    )
-                )
-            ).all()
-        )
-        if emails
-        else set()
-    )
+    accounts = await _by_id(session, Account, scope, account_ids) if account_ids else {}
+    emails = {c.email_mailbox for c in contacts.values() if c.email_mailbox}
+    suppressed: set[str] = set()
+    if emails:
+        stmt = scoped(select(EngageSuppression.email), scope, EngageSuppression)
+        suppressed = set(await session.scalars(stmt.where(EngageSuppression.email.in_(emails))))
     sender = await session.get(User, campaign.started_by_id) if campaign.started_by_id else None
     organization = await session.get(Organization, org_id)
     now = utcnow()
@@ -187,6 +172,7 @@ async def schedule(
             _finish(enrollment, "completed", None, now)
             continue
         step = steps[index]
+        # Later steps count their delay from when the previous one actually went out.
         base = now if first or enrollment.last_sent_at is None else enrollment.last_sent_at
         send_at = base + timedelta(minutes=int(step.get("delayMinutes") or 0))
         contact = contacts.get(enrollment.contact_id)
@@ -202,7 +188,7 @@ async def schedule(
             to = contact.email
             if not to:
                 problem = "no_email"
-            elif mailbox(to) in suppressed:
+            elif contact.email_mailbox in suppressed:
                 problem = "suppressed"
         elif channel == "LINKEDIN":
             to = contact.linkedin_url
@@ -212,6 +198,8 @@ async def schedule(
             _finish(enrollment, "skipped" if first else "stopped", problem, now)
             continue
         assert contact is not None and template is not None
+        # A step due outside the campaign's send window waits for its next opening (§14).
+        send_at = windows.next_opening(campaign.send_window, send_at, contact.time_zone)
         account = accounts.get(contact.account_id) if contact.account_id else None
         context = merge.merge_context(contact, account, sender, organization)
         jobs.append(merge.Job(template.subject, template.body, template.body_html, context))
@@ -222,43 +210,32 @@ async def schedule(
         planned, jobs, renders, strict=True
     ):
         first = enrollment.state == "pending"
-        if isinstance(rendered, merge.RenderFailure):
-            # The step's message is written `failed` with the reason (contract §12), and the
-            # contact's sequence ends there.
-            failed = outbox_message(
-                settings,
-                organization_id=org_id,
-                channel=channel,
-                contact_id=enrollment.contact_id,
-                to=to,
-                subject=job.subject,
-                body=job.body,
-                body_html=job.body_html,
-                campaign_id=campaign.id,
-                enrollment_id=enrollment.id,
-                step_index=index,
-            )
-            fail_unrendered(failed, rendered.reason)
-            session.add(failed)
-            if first:
-                result.skipped["template_error"] += 1
-            _finish(enrollment, "skipped" if first else "stopped", "template_error", now)
-            continue
+        failure = rendered if isinstance(rendered, merge.RenderFailure) else None
+        # The step's message; when its render stopped it is written `failed` with the reason
+        # (contract §12), unrendered, and the contact's sequence ends there.
+        content = job if failure is not None else rendered
+        assert not isinstance(content, merge.RenderFailure)
         message = outbox_message(
             settings,
             organization_id=org_id,
             channel=channel,
             contact_id=enrollment.contact_id,
             to=to,
-            subject=rendered.subject,
-            body=rendered.body,
-            body_html=rendered.body_html,
-            send_at=send_at,
+            subject=content.subject,
+            body=content.body,
+            body_html=content.body_html,
+            send_at=None if failure is not None else send_at,
             campaign_id=campaign.id,
             enrollment_id=enrollment.id,
             step_index=index,
         )
         session.add(message)
+        if failure is not None:
+            fail_unrendered(message, failure.reason)
+            if first:
+                result.skipped["template_error"] += 1
+            _finish(enrollment, "skipped" if first else "stopped", "template_error", now)
+            continue
         result.messages += 1
         if first:
             result.first_steps += 1

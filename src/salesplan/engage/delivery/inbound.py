@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import sequence
+from salesplan.engage.delivery.sequence import OrganizationScope
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
@@ -32,13 +33,6 @@ _MSGID = re.compile(r"<[^<>\s]+>")
 # At most this many ids of a `References` or `In-Reply-To` header are considered (contract §12):
 # a header of 40,000 ids is one lookup of 100, not a statement over the driver's limit.
 MAX_REFERENCED_IDS = 100
-
-
-@dataclass(frozen=True, slots=True)
-class OrganizationScope:
-    """What `scoped` needs, for requests that carry no token (signed by the organization)."""
-
-    organization_id: uuid.UUID
 
 
 async def suppress(
@@ -103,6 +97,29 @@ class Inbound:
     text: str = ""
     html: str | None = None
     message_id: str | None = None
+    auto_reply: bool = False
+
+
+# Contract §14: what makes an inbound message an auto-reply (RFC 3834 and the vendors' headers).
+AUTO_SUBJECTS = ("automatic reply:", "auto:", "out of office")
+AUTO_PRECEDENCE = frozenset({"auto_reply", "bulk", "junk"})
+
+
+def is_auto_reply(mail: Message) -> bool:
+    """`Auto-Submitted` other than `no`, `X-Autoreply`, `X-Autorespond`, `Precedence`
+    auto_reply/bulk/junk, `X-Auto-Response-Suppress` holding OOF or All, or a subject starting
+    "Automatic reply:", "Auto:" or "Out of Office" (case-insensitive)."""
+    submitted = _header(mail, "Auto-Submitted").split(";", 1)[0].strip().lower()
+    if submitted and submitted != "no":
+        return True
+    if any(mail.get(name) is not None for name in ("X-Autoreply", "X-Autorespond")):
+        return True
+    if _header(mail, "Precedence").strip().lower() in AUTO_PRECEDENCE:
+        return True
+    suppress = {v.strip().lower() for v in _header(mail, "X-Auto-Response-Suppress").split(",")}
+    if suppress & {"oof", "all"}:
+        return True
+    return _header(mail, "Subject").strip().lower().startswith(AUTO_SUBJECTS)
 
 
 async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: bytes) -> str:
@@ -149,6 +166,7 @@ def read_email(raw: bytes) -> Inbound:
         text=text,
         html=nh3.clean(raw_html) if raw_html is not None else None,
         message_id=next(iter(_ids(_header(mail, "Message-ID"))), None),
+        auto_reply=is_auto_reply(mail),
     )
 
 
@@ -209,21 +227,27 @@ async def _delivery_status(
     session: AsyncSession, scope: OrganizationScope, inbound: Inbound
 ) -> None:
     """A DSN changes the one message of this organization it names (its Message-ID), and
-    suppresses that message's recipient only."""
+    suppresses that message's recipient only. Contract §14: a 5.x.x status is a hard bounce
+    (the message `bounced`, its address suppressed); a 4.x.x one is soft (`lastError` says
+    so, the message stays `sent`, nobody is suppressed)."""
     message = await _message_by_rfc_id(session, scope, inbound.original_ids)
     if message is None:
         return
     now = utcnow()
     for action, status, diagnostic in inbound.statuses:
-        if action == "failed" and status.startswith("5"):
+        problem = (f"{status} {diagnostic}".strip())[:1000]
+        if status.startswith("5") and action in ("failed", ""):
             message.status = "bounced"
             message.bounced_at = message.bounced_at or now
-            message.last_error = (f"{status} {diagnostic}".strip())[:1000]
+            message.last_error = problem
             message.next_attempt_at = None
             # Only the named message's own recipient (contract §12): a report's
             # Final-Recipient is whatever its sender wrote, not a reason to suppress anyone.
             if message.to_address:
                 await suppress(session, scope.organization_id, message.to_address, "hard_bounce")
+        elif status.startswith("4") and action in ("failed", "delayed", ""):
+            if message.status != "bounced":
+                message.last_error = f"soft bounce: {problem}"[:1000]
         elif action == "delivered" and message.status in ("sent", "sending"):
             message.status = "delivered"
             message.delivered_at = message.delivered_at or now
@@ -298,12 +322,15 @@ async def _reply(
         text=inbound.text,
         html=inbound.html,
         rfc_message_id=rfc_id,
+        auto_reply=inbound.auto_reply,
         received_at=now,
         created_at=now,
     )
     session.add(reply)
     await session.flush()
-    if message is not None:
+    if message is not None and not inbound.auto_reply:
+        # An auto-reply is listed but answers nothing (contract §14): no repliedAt, not
+        # counted as replied, the sequence goes on.
         message.replied_at = message.replied_at or now
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.

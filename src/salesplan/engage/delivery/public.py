@@ -98,7 +98,7 @@ async def unsubscribe(
     if message is None:
         raise NotFound("The link is not valid.")
     if message.to_address:
-        await suppress(session, message.organization_id, message.to_address, "unsubscribe")
+        await suppress(session, message.organization_id, message.to_address, "unsubscribed")
     return HTMLResponse(
         _PAGE.format("<h1>Unsubscribed</h1><p>You will not hear from us again.</p>")
     )

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.engage.delivery import campaigns, service
+from salesplan.engage.delivery import campaigns, service, suppressions
 from salesplan.engage.delivery.schemas import (
     AnalyticsOut,
     QueueItemOut,
@@ -20,19 +20,23 @@ from salesplan.engage.delivery.schemas import (
     SendMessageIn,
     SendMessageOut,
     StartCampaignOut,
+    SuppressionOut,
+    SuppressionReason,
 )
 from salesplan.engage.schemas import CampaignOut
 from salesplan.idempotency import run_idempotent
 from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
-from salesplan.kit.schemas import ListResponse
+from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import as_tool
 
 router = APIRouter()
 
 Send = Annotated[RequestContext, require("engage:send", "engage_send")]
 QueueRead = Annotated[RequestContext, require("engage:read", "engage_queue")]
+SuppressionRead = Annotated[RequestContext, require("engage:read", "engage")]
+SuppressionWrite = Annotated[RequestContext, require("engage:write", "engage")]
 AnalyticsRead = Annotated[RequestContext, require("engage:read", "engage_analytics")]
 IdempotencyKey = Annotated[
     str | None,
@@ -259,3 +263,56 @@ async def get_engage_analytics(
     return json_response(
         await service.analytics(session, ctx, start=start, end=end, campaign_id=campaign_id)
     )
+
+
+SuppressionParams = Annotated[ListParams, list_params(("createdAt", "address"))]
+
+
+@router.get(
+    "/engage/suppressions",
+    operation_id="listEngageSuppressions",
+    tags=["engage-suppressions"],
+    response_model=ListResponse[SuppressionOut],
+)
+@as_tool()
+async def list_engage_suppressions(
+    ctx: SuppressionRead,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: SuppressionParams,
+    address: Annotated[
+        QueryText | None,
+        Query(
+            description="Only this address, compared as parsed (`Ada <ADA@x.example>` is "
+            "ada@x.example)."
+        ),
+    ] = None,
+    reason: Annotated[SuppressionReason | None, Query()] = None,
+) -> Response:
+    """List the organization's suppressed addresses (unsubscribed, hard bounces, complaints),
+    which are never written to; use `limit`/`cursor` for long lists."""
+    items, meta = await suppressions.list_suppressions(
+        session, ctx, params, codec, address=address, reason=reason
+    )
+    return page_response(SuppressionOut, items, meta)
+
+
+@router.delete(
+    "/engage/suppressions/{address}",
+    operation_id="deleteEngageSuppression",
+    tags=["engage-suppressions"],
+    status_code=204,
+    responses={
+        403: {
+            "description": "Not an admin of the organization (`details.reason` `admin_required`)."
+        },
+        404: {"description": "The address is not suppressed in this organization."},
+    },
+)
+async def delete_engage_suppression(
+    address: QueryText, ctx: SuppressionWrite, session: SessionDep
+) -> Response:
+    """Lift a suppression (admins only): the address may be written to again. The address is
+    compared as parsed; URL-encode it in the path."""
+    await suppressions.delete_suppression(session, ctx, address)
+    return Response(status_code=204)

@@ -108,6 +108,12 @@ class ReplyOut(ApiModel):
     text: str
     # Present only with includeHtml=true (the router drops it otherwise).
     html: str | None = None
+    # An automatic answer (out of office, RFC 3834 Auto-Submitted, …; contract §14): it sets no
+    # repliedAt, does not count as replied and does not stop the sequence.
+    auto_reply: bool = Field(
+        description="true for an automatic answer (out of office, Auto-Submitted, …): it does "
+        "not set repliedAt, count as replied or stop the sequence."
+    )
     received_at: datetime
 
 
@@ -135,3 +141,15 @@ class AnalyticsOut(ApiModel):
     to: date
     days: list[AnalyticsDay]
     totals: AnalyticsTotals
+
+
+SuppressionReason = Literal["unsubscribed", "hard_bounce", "complaint", "manual"]
+
+
+class SuppressionOut(ApiModel):
+    """An address on the organization's suppression list (contract §14): never written to while
+    it is there."""
+
+    address: str = Field(validation_alias="email", description="The parsed address.")
+    reason: SuppressionReason
+    created_at: datetime

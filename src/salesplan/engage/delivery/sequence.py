@@ -11,13 +11,16 @@ completes the enrollment after the last) → … and ends `completed`, `replied`
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox_or_none
+from salesplan.kit.scoping import in_organization, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageEnrollment
 from salesplan.models.engage_delivery import EngageMessage
@@ -86,6 +89,13 @@ async def _cancel_waiting(session: AsyncSession, *where: Any) -> None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class OrganizationScope:
+    """What `scoped` needs, for work that carries no token (inbound mail, the worker)."""
+
+    organization_id: uuid.UUID
+
+
 async def stop_on_reply(
     session: AsyncSession,
     organization_id: uuid.UUID,
@@ -97,9 +107,10 @@ async def stop_on_reply(
     cancelled and its enrollment is `replied` (no further step is scheduled), at `step`, the
     step whose message it answered (the campaign's status counts it there, not under the next
     step that was waiting)."""
+    scope = OrganizationScope(organization_id)
     await _cancel_waiting(
         session,
-        EngageMessage.organization_id == organization_id,
+        in_organization(EngageMessage, scope),
         EngageMessage.campaign_id == campaign_id,
         EngageMessage.contact_id == contact_id,
     )
@@ -107,7 +118,7 @@ async def stop_on_reply(
         session,
         "replied",
         None,
-        Enrollment.organization_id == organization_id,
+        in_organization(Enrollment, scope),
         Enrollment.campaign_id == campaign_id,
         Enrollment.contact_id == contact_id,
         step=step,
@@ -117,17 +128,14 @@ async def stop_on_reply(
 async def contact_of(
     session: AsyncSession, organization_id: uuid.UUID, address: str
 ) -> uuid.UUID | None:
-    """The organization's live contact with this e-mail address (case-insensitive), the
-    oldest when several have it: who a reply from `address` comes from."""
-    if not address:
+    """The organization's live contact with this e-mail address (the parsed address,
+    contract §12), the oldest when several have it: who a reply from `address` comes from."""
+    key = mailbox_or_none(address)
+    if key is None:
         return None
     stmt = (
-        select(Contact.id)
-        .where(
-            Contact.organization_id == organization_id,
-            func.lower(Contact.email) == address.lower(),
-            Contact.archived_at.is_(None),
-        )
+        scoped(select(Contact.id), OrganizationScope(organization_id), Contact)
+        .where(Contact.email_mailbox == key, Contact.archived_at.is_(None))
         .order_by(Contact.created_at, Contact.id)
         .limit(1)
     )
@@ -135,36 +143,23 @@ async def contact_of(
     return found
 
 
-def _names(column: Any, address: str) -> Any:
-    """`column` (lower-cased) names `address` (already kit.email.mailbox'd): the address itself,
-    in angle brackets after a display name, quoted, or followed by a comment."""
-    pattern = address.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return or_(
-        column == address,
-        column == f'"{address}"',
-        column.like(f"%<{pattern}>", escape="\\"),
-        column.like(f"{pattern} (%", escape="\\"),
-    )
-
-
 async def stop_for_address(
     session: AsyncSession, organization_id: uuid.UUID, address: str, reason: str
 ) -> None:
     """An address put on the suppression list is never written to again: its waiting messages
-    (campaign steps and scheduled sends) are cancelled and campaigns stop their sequences."""
+    (campaign steps and scheduled sends) are cancelled and campaigns stop their sequences.
+    `address` is already kit.email.mailbox'd; the rows hold theirs (`to_mailbox`,
+    `email_mailbox`), so each lookup is one indexed equality."""
+    scope = OrganizationScope(organization_id)
     await _cancel_waiting(
-        session,
-        EngageMessage.organization_id == organization_id,
-        _names(func.lower(EngageMessage.to_address), address),
+        session, in_organization(EngageMessage, scope), EngageMessage.to_mailbox == address
     )
-    contacts = select(Contact.id).where(
-        Contact.organization_id == organization_id, _names(func.lower(Contact.email), address)
-    )
+    contacts = scoped(select(Contact.id), scope, Contact).where(Contact.email_mailbox == address)
     await _end_live(
         session,
         "stopped",
         reason[:32],
-        Enrollment.organization_id == organization_id,
+        in_organization(Enrollment, scope),
         Enrollment.contact_id.in_(contacts),
     )
 

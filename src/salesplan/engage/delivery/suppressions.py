@@ -1,0 +1,50 @@
+"""The suppression list on the API (contract §14): listEngageSuppressions shows what was
+suppressed and why; deleteEngageSuppression lets an admin lift one. Addresses are compared as
+kit.email.mailbox parses them (contract §12), in the path and in the `address` filter alike."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from salesplan.auth.principal import RequestContext
+from salesplan.engage.repository import SuppressionRepository
+from salesplan.errors import Forbidden, NotFound
+from salesplan.kit.email import mailbox
+from salesplan.kit.pagination import CursorCodec, ListParams
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.models.engage import EngageSuppression
+
+
+async def list_suppressions(
+    session: AsyncSession,
+    ctx: RequestContext,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    address: str | None,
+    reason: str | None,
+) -> tuple[list[EngageSuppression], PaginationMeta]:
+    return await SuppressionRepository(session, ctx).page(
+        params, codec, email=mailbox(address) if address else None, reason=reason
+    )
+
+
+def check_admin(ctx: RequestContext) -> None:
+    """Lifting a suppression is for the organization's admins (a user-backed token of a member
+    whose role is `admin`): anyone else is a 403, before the address is looked up."""
+    if ctx.user_id is None or ctx.role != "admin":
+        raise Forbidden(
+            "Only an admin of the organization can lift a suppression.",
+            details={"reason": "admin_required"},
+        )
+
+
+async def delete_suppression(session: AsyncSession, ctx: RequestContext, address: str) -> None:
+    """Lift the suppression of `address` in the organization: it may be written to again
+    (sequences it stopped stay stopped). Unknown here (or another organization's) → 404."""
+    check_admin(ctx)
+    suppressions = SuppressionRepository(session, ctx)
+    row = await suppressions.by_address(mailbox(address))
+    if row is None:
+        raise NotFound("Suppression not found.", details={"address": address})
+    await suppressions.delete(row)
