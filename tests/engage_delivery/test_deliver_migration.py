@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from salesplan.kit.clock import utcnow
 from salesplan.migrate import upgrade_connection
 
-BEFORE = "6d2f9b8e4c17"
+BEFORE = "4b7e2c9a1d63"  # the revision before 20261125_deliver
 
 
 def _table(name: str, *columns: str, uuids: tuple[str, ...] = ()) -> sa.TableClause:

@@ -7,7 +7,7 @@ address and the contract's reasons (`unsubscribe` → `unsubscribed`); campaigns
 `send_window`, contacts `time_zone`.
 
 Revision ID: 9b3e5d7f1a24
-Revises: 6d2f9b8e4c17
+Revises: 4b7e2c9a1d63
 Create Date: 2026-11-25 22:30:00.000000
 """
 
@@ -21,7 +21,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from salesplan.kit.email import mailbox_or_none
 
 revision: str = "9b3e5d7f1a24"
-down_revision: str | None = "6d2f9b8e4c17"
+down_revision: str | None = "4b7e2c9a1d63"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
