@@ -7,11 +7,13 @@ structured content that would not validate; `tools/list` is in a deterministic o
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from salesplan.demo import load_demo
+from salesplan.engage.delivery.inbound import suppress
 from tests.fixtures.factories import make_actor
 from tests.mcp.conftest import TEST_TOOL, connect, error, rest, rest_body
 
@@ -34,6 +36,9 @@ async def _seeded(mcp: Any, app: Any) -> tuple[str, dict[str, str]]:
     tool takes."""
     async with app.state.sessionmaker() as session:
         demo = await load_demo(session)
+        await suppress(
+            session, uuid.UUID(demo.organization_id), "Opt Out <optout@example.com>", "manual"
+        )
         await session.commit()
     key = demo.api_key
 
@@ -131,6 +136,7 @@ def _calls(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "listEngageReplies": {},
         "getEngageReply": one["replyId"],
         "getEngageAnalytics": {},
+        "listEngageSuppressions": {"address": "optout@example.com"},
         "listCalendarEvents": {},
         "getCalendarEvent": one["eventId"],
         "getCalendarEventSummary": one["eventId"],
