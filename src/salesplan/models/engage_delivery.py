@@ -48,6 +48,9 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
         Index("ix_engage_messages_due", "next_attempt_at", "id"),
         Index("ix_engage_messages_org_created", "organization_id", "created_at", "id"),
         Index("ix_engage_messages_rfc_message_id", "rfc_message_id", unique=True),
+        # Sender caps (contract §14): what one From address sent in a window, and what it has
+        # in flight (claimed, `sent_at` still null), counted from the index.
+        Index("ix_engage_messages_from_sent", "from_address", "sent_at"),
     )
 
     channel: Mapped[str] = mapped_column(String(16))
@@ -76,6 +79,8 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
     # replies and DSNs are threaded by.
     rfc_message_id: Mapped[str] = mapped_column(String(255))
     sent_at: Mapped[datetime | None] = mapped_column(default=None)
+    # EMAIL: the From address (mailbox) while claimed and once sent; null otherwise.
+    from_address: Mapped[str | None] = mapped_column(String(320), default=None)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
     bounced_at: Mapped[datetime | None] = mapped_column(default=None)
     opened_at: Mapped[datetime | None] = mapped_column(default=None)
