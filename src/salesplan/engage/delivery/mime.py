@@ -3,6 +3,7 @@ unsubscribe, and tracking (an open pixel and signed click links) in the HTML par
 
 from __future__ import annotations
 
+import functools
 import html
 import quopri
 import re
@@ -49,6 +50,7 @@ def _header(value: str) -> str:
     return Header(value, "utf-8", maxlinelen=998).encode()
 
 
+@functools.lru_cache(maxsize=4096)
 def _address(value: str) -> str:
     name, address = parseaddr(" ".join(value.splitlines()))
     return formataddr((name, address), charset="utf-8")

@@ -52,7 +52,7 @@ from salesplan.models.engage_delivery import EngageMessage, SenderPause
 from salesplan.worker.context import WorkerContext
 
 BATCH = 200
-SMTP_CONNECTIONS = 8
+SMTP_CONNECTIONS = 16
 LEASE = timedelta(minutes=5)
 MAX_ATTEMPTS = 5
 BACKOFF_BASE = timedelta(seconds=30)
