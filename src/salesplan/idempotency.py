@@ -92,20 +92,21 @@ async def _look(
     PostgreSQL the key's advisory lock is taken in the same statement and held to the end of
     the request's transaction."""
     now = utcnow()
-    found = select(IdempotencyRecord).where(*_scope(ctx, operation, key))
+    scope = _scope(ctx, operation, key)
     if session.get_bind().dialect.name == "postgresql":
         locked = func.pg_try_advisory_xact_lock(_lock_key(ctx, operation, key)).label("locked")
         row = (
             await session.execute(
                 select(locked, IdempotencyRecord)
                 .select_from(select(literal(1).label("one")).subquery())
-                .outerjoin(IdempotencyRecord, and_(*_scope(ctx, operation, key)))
+                .outerjoin(IdempotencyRecord, and_(*scope))
             )
         ).one()
         if not row.locked:
             raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
         existing = row.IdempotencyRecord
     else:
+        found = select(IdempotencyRecord).where(*scope)
         existing = (await session.execute(found)).scalar_one_or_none()
     if existing is None:
         return None
