@@ -3,8 +3,8 @@
 - engage replies and calendar events, through an ORM flush hook (`install`), so that the engage
   and calendar code paths need not know about the feed;
 - outbound engage messages (EMAIL) when they are sent, not when they are queued: the delivery
-  worker calls `engage_message_sent` in the transaction that marks the message `sent`, so a
-  scheduled, cancelled or failed message never shows in an inbox;
+  worker calls `engage_messages_sent` (a group at a time, set-based) in the transaction that
+  marks the messages `sent`, so a scheduled, cancelled or failed message never shows in an inbox;
 - Slack messages, from the signed `/inbound/slack` route.
 
 Each message is stored once (unique `source_key`, INSERT … ON CONFLICT DO NOTHING), and its
