@@ -1,0 +1,171 @@
+"""The event outbox (contract §13 "Events"): a service that changes something calls `record` (or
+`record_many` for a batch) with the session or connection of that change, so that the event is
+written in the same transaction: none is lost, none is sent for a change that rolled back.
+
+An organization without an enabled endpoint subscribed to the type costs one indexed read and
+nothing else: the resource is not even rendered (`data` may be a callable, called only when
+someone will receive it). With subscribers: one event row and one delivery row per endpoint,
+written in two statements, whatever the batch's size."""
+
+from __future__ import annotations
+
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from salesplan.kit.clock import utcnow
+from salesplan.kit.driver import DriverStatement
+from salesplan.kit.ids import uuid7
+from salesplan.kit.responses import json_bytes
+from salesplan.kit.scoping import TenantScope
+from salesplan.webhooks import repository
+
+_RESOURCES = {
+    "account": ("created", "updated", "deleted"),
+    "contact": ("created", "updated", "deleted"),
+    "opportunity": ("created", "updated", "deleted"),
+    "plan": ("created", "updated", "deleted"),
+    "plan_task": ("created", "updated", "completed"),
+    "engage_message": ("sent", "delivered", "bounced", "opened", "clicked", "replied", "failed"),
+    "engage_campaign": ("started", "completed"),
+    "calendar_event": ("created", "updated", "deleted"),
+    "feed_message": ("received",),
+}
+EVENT_TYPES: tuple[str, ...] = tuple(
+    f"{r}.{a}" for r, actions in _RESOURCES.items() for a in actions
+)
+# What an endpoint may subscribe to: a type, or `resource.*` for every type of a resource.
+SUBSCRIBABLE: frozenset[str] = frozenset(EVENT_TYPES) | {f"{r}.*" for r in _RESOURCES}
+
+MAX_BODY_BYTES = 256 * 1024
+WAKE_CHANNEL = "salesplan_worker"  # salesplan.worker.context.WAKE_CHANNEL
+
+_NOTIFY = DriverStatement(select(func.pg_notify(bindparam("channel"), "")))
+
+Db = AsyncSession | AsyncConnection
+Resource = Mapping[str, Any] | BaseModel
+# The resource, or a callable answering it (or an awaitable of it): called only when an
+# endpoint will receive the event.
+Data = Resource | Callable[[], Resource | Awaitable[Resource]]
+
+
+def subscribed(event_types: Sequence[str], type_: str) -> bool:
+    """Whether an endpoint with these `eventTypes` (empty = all) receives `type_`."""
+    if not event_types:
+        return True
+    resource = type_.split(".", 1)[0]
+    return type_ in event_types or f"{resource}.*" in event_types
+
+
+async def _plain(data: Data) -> Resource:
+    if not callable(data):
+        return data
+    found = data()
+    return await found if inspect.isawaitable(found) else found
+
+
+def body(type_: str, timestamp: datetime, data: Mapping[str, Any] | BaseModel) -> bytes:
+    """`{"type", "timestamp", "data"}`; over 256 KiB, `data` keeps only what names the
+    resource (`id`, `updatedAt`) and `"truncated": true`: the receiver reads the rest by id."""
+    raw = json_bytes({"type": type_, "timestamp": timestamp, "data": data})
+    if len(raw) <= MAX_BODY_BYTES:
+        return raw
+    full = data.model_dump(mode="json", by_alias=True) if isinstance(data, BaseModel) else data
+    short = {k: full[k] for k in ("id", "updatedAt") if k in full} | {"truncated": True}
+    return json_bytes({"type": type_, "timestamp": timestamp, "data": short})
+
+
+async def has_subscribers(db: Db, organization_id: uuid.UUID, types: Sequence[str]) -> bool:
+    """Whether an enabled endpoint of the organization receives one of `types` (a fast path
+    that cannot record an event in its statement asks before it runs)."""
+    endpoints = await repository.enabled_endpoints(db, {organization_id})
+    return any(
+        subscribed(event_types, t)
+        for _, event_types in endpoints.get(organization_id, ())
+        for t in types
+    )
+
+
+async def changed(db: Db, scope: TenantScope, type_: str, schema: type[BaseModel], row: Any) -> int:
+    """`record` of a row as the API answers it (`schema`), rendered only for subscribers."""
+    return await record(db, scope.organization_id, type_, lambda: schema.model_validate(row))
+
+
+async def record(db: Db, organization_id: uuid.UUID, type_: str, data: Data) -> int:
+    """Record one event of `organization_id` in `db`'s transaction; answers how many endpoints
+    will receive it (0: nothing written)."""
+    return await record_many(db, [(organization_id, type_, data)])
+
+
+async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> int:
+    """Record a batch of events (of any organizations) in `db`'s transaction, set-based: one
+    read of the subscribed endpoints, then one insert of events and one of deliveries."""
+    batch = list(events)
+    if not batch:
+        return 0
+    for _, type_, _ in batch:
+        if type_ not in EVENT_TYPES:
+            raise ValueError(f"unknown webhook event type {type_}")
+    endpoints = await repository.enabled_endpoints(db, {org for org, _, _ in batch})
+    if not endpoints:
+        return 0
+    now = utcnow()
+    event_rows: list[dict[str, Any]] = []
+    delivery_rows: list[dict[str, Any]] = []
+    for organization_id, type_, data in batch:
+        receivers = [
+            endpoint_id
+            for endpoint_id, types in endpoints.get(organization_id, ())
+            if subscribed(types, type_)
+        ]
+        if not receivers:
+            continue
+        event_id = uuid7()
+        payload = body(type_, now, await _plain(data)).decode()
+        event_rows.append(
+            {
+                "id": event_id,
+                "organization_id": organization_id,
+                "type": type_,
+                "payload": payload,
+                "created_at": now,
+            }
+        )
+        delivery_rows += [
+            {
+                "id": uuid7(),
+                "organization_id": organization_id,
+                "endpoint_id": endpoint_id,
+                "event_id": event_id,
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now,
+                "created_at": now,
+                "updated_at": now,
+            }
+            for endpoint_id in receivers
+        ]
+    if not event_rows:
+        return 0
+    await repository.INSERT_EVENT.executemany(db, event_rows)
+    await repository.INSERT_DELIVERY.executemany(db, delivery_rows)
+    await wake(db)
+    return len(delivery_rows)
+
+
+async def wake(db: Db) -> None:
+    """Wake the worker when the transaction commits (PostgreSQL: a transactional NOTIFY; the
+    in-process worker: its event, harmless before the commit since the loop re-reads)."""
+    from salesplan.worker import context
+
+    bind = db.bind if isinstance(db, AsyncSession) else db
+    if bind is not None and bind.dialect.name == "postgresql":
+        await _NOTIFY.fetchval(db, {"channel": WAKE_CHANNEL})
+    if context.in_process_wakeup is not None:
+        context.in_process_wakeup.set()
