@@ -9,6 +9,7 @@ written in two statements, whatever the batch's size."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -169,3 +170,77 @@ async def wake(db: Db) -> None:
         await _NOTIFY.fetchval(db, {"channel": WAKE_CHANNEL})
     if context.in_process_wakeup is not None:
         context.in_process_wakeup.set()
+
+
+# -- Engage messages -------------------------------------------------------------------------
+
+
+def _queue_item(message: Any, changed: Mapping[str, Any]) -> BaseModel:
+    """A message as listEngageQueue answers it, with `changed` (by Python name) as they stand
+    after the change."""
+    from salesplan.engage.delivery.schemas import QueueItemOut
+
+    item = QueueItemOut.model_validate(message)
+    return item.model_copy(update=dict(changed)) if changed else item
+
+
+async def record_engage_message(db: Db, message: Any, type_: str, **changed: Any) -> int:
+    """One Engage message's event (`engage_message.sent`, …) in `db`'s transaction."""
+    return await record(db, message.organization_id, type_, lambda: _queue_item(message, changed))
+
+
+async def record_engage_messages(
+    db: Db, changes: Iterable[tuple[Any, str, Mapping[str, Any]]]
+) -> int:
+    """`record_engage_message` of a batch: (message, type, changed fields) each."""
+    return await record_many(
+        db,
+        [
+            (message.organization_id, type_, functools.partial(_queue_item, message, changed))
+            for message, type_, changed in changes
+        ],
+    )
+
+
+async def record_engage_message_change(db: Db, message: Any, now: datetime) -> int:
+    """The event of what an inbound report or reply just did to a message: the stamp that
+    is `now` says which (a repeated report changes no stamp and records nothing)."""
+    for stamp, type_ in (
+        ("bounced_at", "engage_message.bounced"),
+        ("delivered_at", "engage_message.delivered"),
+        ("replied_at", "engage_message.replied"),
+    ):
+        if getattr(message, stamp, None) == now:
+            return await record_engage_message(db, message, type_)
+    return 0
+
+
+async def record_engage_message_tracked(db: AsyncSession, message_id: uuid.UUID, type_: str) -> int:
+    """An open or a click of a tracked message (`engage_message.opened`/`.clicked`)."""
+    from salesplan.models.engage_delivery import EngageMessage
+
+    message = await db.get(EngageMessage, message_id, populate_existing=True)
+    if message is None:
+        return 0
+    return await record_engage_message(db, message, type_)
+
+
+async def record_engage_message_sent(db: Db, message: Any, sent: Mapping[str, Any]) -> int:
+    """`engage_message.sent`, from the delivery worker's row that records the send."""
+    changed = {k: sent[k] for k in ("status", "sent_at", "attempts", "updated_at") if k in sent}
+    return await record_engage_message(db, message, "engage_message.sent", **changed)
+
+
+def failures(
+    messages: Mapping[Any, Any], rows: Iterable[Mapping[str, Any]]
+) -> list[tuple[Any, str, Mapping[str, Any]]]:
+    """The `engage_message.failed` events of the delivery worker's outcome rows."""
+    return [
+        (
+            messages[row["b_id"]],
+            "engage_message.failed",
+            {k: row[k] for k in ("status", "attempts", "last_error", "updated_at") if k in row},
+        )
+        for row in rows
+        if row.get("status") == "failed"
+    ]

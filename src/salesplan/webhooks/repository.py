@@ -43,6 +43,10 @@ class EndpointRepository(Repository[WebhookEndpoint]):
     model = WebhookEndpoint
     sort_columns = sorts(WebhookEndpoint)
 
+    async def all(self) -> list[WebhookEndpoint]:
+        stmt = self.select().order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)
+        return list((await self.session.execute(stmt)).scalars())
+
 
 # The outbox's statements run straight on the driver (`kit.driver`), so that they join any
 # transaction of the change they report: a session's, an engine connection's, or one opened

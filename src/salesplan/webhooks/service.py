@@ -20,6 +20,7 @@ from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import TenantScope
 from salesplan.models.oauth import OAuthApp
 from salesplan.models.webhooks import WebhookEndpoint
 from salesplan.organizations.repository import role_in
@@ -99,6 +100,13 @@ async def create_endpoint(
 ) -> tuple[WebhookEndpoint, str]:
     """The new endpoint and its signing secret (never shown again)."""
     await check_admin(session, ctx)
+    return await new_endpoint(session, settings, ctx, data)
+
+
+async def new_endpoint(
+    session: AsyncSession, settings: Settings, scope: TenantScope, data: EndpointIn
+) -> tuple[WebhookEndpoint, str]:
+    """`create_endpoint` without the caller's check (the CLI is the operator)."""
     event_types = _check_event_types(data.event_types)
     await _check_url(settings, data.url)
     secret = signing.new_secret()
@@ -109,7 +117,7 @@ async def create_endpoint(
         enabled=data.enabled,
         secret_encrypted=signing.seal(settings.signing_key, secret),
     )
-    return await EndpointRepository(session, ctx).insert(endpoint), secret
+    return await EndpointRepository(session, scope).insert(endpoint), secret
 
 
 async def update_endpoint(
@@ -145,7 +153,13 @@ async def delete_endpoint(
 ) -> None:
     """Permanent: its pending deliveries go with it."""
     await check_admin(session, ctx)
-    endpoint = await EndpointRepository(session, ctx).get(endpoint_id)
+    await remove_endpoint(session, ctx, endpoint_id)
+
+
+async def remove_endpoint(
+    session: AsyncSession, scope: TenantScope, endpoint_id: uuid.UUID
+) -> None:
+    endpoint = await EndpointRepository(session, scope).get(endpoint_id)
     await session.delete(endpoint)
     await session.flush()
 
@@ -155,7 +169,13 @@ async def rotate_secret(
 ) -> tuple[WebhookEndpoint, str]:
     """A new secret; the current one keeps signing beside it for 24 h."""
     await check_admin(session, ctx)
-    endpoints = EndpointRepository(session, ctx)
+    return await new_secret(session, settings, ctx, endpoint_id)
+
+
+async def new_secret(
+    session: AsyncSession, settings: Settings, scope: TenantScope, endpoint_id: uuid.UUID
+) -> tuple[WebhookEndpoint, str]:
+    endpoints = EndpointRepository(session, scope)
     endpoint = await endpoints.get(endpoint_id, for_update=True)
     secret = signing.new_secret()
     fields = {
@@ -164,6 +184,11 @@ async def rotate_secret(
         "secret_encrypted": signing.seal(settings.signing_key, secret),
     }
     return await endpoints.update(endpoint, fields), secret
+
+
+async def all_endpoints(session: AsyncSession, scope: TenantScope) -> list[WebhookEndpoint]:
+    """Every endpoint of the organization, oldest first (the CLI)."""
+    return await EndpointRepository(session, scope).all()
 
 
 async def list_attempts(

@@ -25,6 +25,7 @@ from salesplan.kit.email import mailbox
 from salesplan.kit.scoping import scoped
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
+from salesplan.webhooks import events
 
 log = logging.getLogger("salesplan.engage.inbound")
 
@@ -228,6 +229,7 @@ async def _delivery_status(
             message.status = "delivered"
             message.delivered_at = message.delivered_at or now
     await session.flush()
+    await events.record_engage_message_change(session, message, now)  # webhooks (contract §13)
 
 
 def _part_text(mail: EmailMessage, subtype: str) -> str | None:
@@ -305,6 +307,7 @@ async def _reply(
     await session.flush()
     if message is not None:
         message.replied_at = message.replied_at or now
+        await events.record_engage_message_change(session, message, now)  # webhooks (§13)
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
             await sequence.stop_on_reply(

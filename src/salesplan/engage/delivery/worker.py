@@ -35,6 +35,7 @@ from salesplan.idempotency import prune_expired
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.models.engage_delivery import EngageMessage, SenderPause
+from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext
 
 BATCH = 200
@@ -93,6 +94,7 @@ async def run_delivery(ctx: WorkerContext) -> int:
             await conn.run_sync(
                 engage_message_sent, message, row["sent_at"], ctx.settings.smtp_from
             )
+            await events.record_engage_message_sent(conn, message, row)  # webhooks (§13)
             if message.campaign_id is not None:
                 # The campaign's next step is scheduled from this send (campaigns.py).
                 await sequence.mark_sent(conn, message, row["sent_at"])
@@ -331,6 +333,7 @@ async def record(
         rows.append(row)
     if rows:
         await session.execute(_outcome_statement(), rows)
+    await events.record_engage_messages(session, events.failures(by_id, rows))  # webhooks (§13)
     await sequence.stop_failed(session, failed)
     for sender, until in pauses.items():
         await pause_sender(session, sender, until, "throttled by the provider")

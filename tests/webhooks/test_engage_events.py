@@ -1,0 +1,59 @@
+"""Engage message events (contract §13): sent, opened and failed reach a subscribed endpoint,
+the message as the queue answers it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from salesplan.engage.delivery.signing import open_url
+from salesplan.engage.delivery.worker import run_delivery
+from tests.engage_delivery.conftest import smtp, worker_context  # noqa: F401 (fixture)
+from tests.webhooks.conftest import deliver_due, make_endpoint, worker_ctx
+
+SEND = "/api/v1/engage/messages/send"
+
+
+async def _send(client: Any, actor: Any, key: str) -> dict[str, Any]:
+    body = {"channel": "EMAIL", "to": "ada@example.com", "subject": "Hi", "body": "Hello"}
+    headers = actor.in_org() | {"Idempotency-Key": key}
+    resp = await client.post(SEND, json=body, headers=headers)
+    assert resp.status_code == 202, resp.text
+    return dict(resp.json()["message"])
+
+
+def _events(receiver: Any) -> list[dict[str, Any]]:
+    return [json.loads(r.body) for r in receiver.received]
+
+
+async def test_sent_and_opened_messages_are_events(app, client, actor, smtp, receiver) -> None:
+    await make_endpoint(client, actor, receiver.url, eventTypes=["engage_message.*"])
+    message = await _send(client, actor, "k-1")
+    while await run_delivery(worker_context(app, smtp)):
+        pass
+    await deliver_due(worker_ctx(app))
+    [sent] = _events(receiver)
+    assert sent["type"] == "engage_message.sent"
+    queued = await client.get(f"/api/v1/engage/queue/{message['id']}", headers=actor.in_org())
+    assert sent["data"]["id"] == message["id"]
+    assert sent["data"]["status"] == "sent" == queued.json()["status"]
+    assert sent["data"]["sentAt"] is not None
+
+    pixel = open_url("", app.state.settings.signing_key, message["id"])
+    assert (await client.get(pixel)).status_code == 200
+    await deliver_due(worker_ctx(app))
+    opened = _events(receiver)[1]
+    assert opened["type"] == "engage_message.opened"
+    assert opened["data"]["openCount"] == 1
+
+
+async def test_a_failed_message_is_an_event(app, client, actor, smtp, receiver) -> None:
+    await make_endpoint(client, actor, receiver.url, eventTypes=["engage_message.failed"])
+    smtp.refusals = ["550 5.1.1 no such user"]
+    message = await _send(client, actor, "k-2")
+    while await run_delivery(worker_context(app, smtp)):
+        pass
+    await deliver_due(worker_ctx(app))
+    [failed] = _events(receiver)
+    assert failed["type"] == "engage_message.failed"
+    assert failed["data"]["id"] == message["id"] and failed["data"]["status"] == "failed"
