@@ -187,6 +187,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.web.integrations import router as integrations_router
 
     include_flat(app, integrations_router)
+    from salesplan.web.webhooks import router as webhooks_page_router
+
+    include_flat(app, webhooks_page_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     from salesplan.web.docs import install_docs
 

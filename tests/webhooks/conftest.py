@@ -8,7 +8,10 @@ import pytest
 
 from salesplan.webhooks.delivery import run_webhook_delivery, settle
 from salesplan.worker.context import WorkerContext
+from tests.engage_delivery.conftest import smtp
 from tests.webhooks.receiver import Receiver
+
+__all__ = ["smtp"]  # the SMTP sink fixture, for the Engage events
 
 API = "/api/v1/webhooks/endpoints"
 

@@ -397,3 +397,31 @@ async def test_an_oversized_resource_is_sent_truncated(app, client, actor, db, r
     assert json.loads(got.body)["data"] == {
         "id": big["id"], "updatedAt": big["updatedAt"], "truncated": True
     }  # fmt: skip
+
+
+async def test_a_slow_receiver_holds_only_its_own_deliveries(app, client, actor, receiver) -> None:
+    import asyncio
+    import threading
+
+    slow = Receiver(hold=threading.Event()).start()
+    try:
+        await make_endpoint(client, actor, slow.url)
+        for n in range(10):
+            await _account(client, actor, f"S{n}")
+        ctx = worker_ctx(app)
+        assert await delivery.run_webhook_delivery(ctx) == delivery.PER_ENDPOINT
+        await asyncio.to_thread(slow.arrived.wait, 30)
+        # The slow endpoint's deliveries hang; a new endpoint's events still go out at once,
+        # and the job kind returned without waiting for the hung ones.
+        await make_endpoint(client, actor, receiver.url)
+        await _account(client, actor, "Fast")
+        assert await delivery.run_webhook_delivery(ctx) == 1  # the slow one has no free slot
+        for _ in range(300):
+            if receiver.received:
+                break
+            await asyncio.sleep(0.05)
+        assert json.loads(receiver.received[0].body)["data"]["name"] == "Fast"
+        assert len(slow.received) == delivery.PER_ENDPOINT
+    finally:
+        slow.stop()
+    await delivery.settle(ctx)

@@ -8,7 +8,7 @@ from typing import Any
 
 from salesplan.engage.delivery.signing import open_url
 from salesplan.engage.delivery.worker import run_delivery
-from tests.engage_delivery.conftest import smtp, worker_context  # noqa: F401 (fixture)
+from tests.engage_delivery.conftest import worker_context
 from tests.webhooks.conftest import deliver_due, make_endpoint, worker_ctx
 
 SEND = "/api/v1/engage/messages/send"
