@@ -56,6 +56,7 @@ class WebhookDelivery(IdMixin, TenantMixin, Base):
     __table_args__ = (
         UniqueConstraint("endpoint_id", "event_id"),
         Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+        Index("ix_webhook_deliveries_endpoint_due", "endpoint_id", "status", "next_attempt_at"),
     )
 
     endpoint_id: Mapped[uuid.UUID] = mapped_column(

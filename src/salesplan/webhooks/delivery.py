@@ -215,22 +215,33 @@ async def post(
 
 
 async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: str) -> None:
+    """A lane: deliver `row`, then, in the transaction that records its outcome, claim the
+    endpoint's next due delivery and deliver that, until none is due (so that a backlog drains
+    without waiting for the worker loop's next turn)."""
     ctx = dispatcher.ctx
-    try:
-        secrets_ = _secrets(ctx, endpoint, utcnow())
-        result = await post(
-            dispatcher.http(), endpoint.url, str(row.event_id), payload.encode(), secrets_
-        )
-    except ValueError:  # a secret that no longer decrypts (the server's key changed)
-        result = _Result(None, "the signing secret cannot be read")
-    try:
-        await _record(ctx, row, result)
-    except Exception:  # the lease runs out and the delivery is tried again
-        log.exception("webhooks: recording a delivery's outcome failed")
+    while not ctx.stopping.is_set():
+        try:
+            secrets_ = _secrets(ctx, endpoint, utcnow())
+            result = await post(
+                dispatcher.http(), endpoint.url, str(row.event_id), payload.encode(), secrets_
+            )
+        except ValueError:  # a secret that no longer decrypts (the server's key changed)
+            result = _Result(None, "the signing secret cannot be read")
+        try:
+            following = await _record(ctx, row, result)
+        except Exception:  # the lease runs out and the delivery is tried again
+            log.exception("webhooks: recording a delivery's outcome failed")
+            return
+        if following is None:
+            return
+        row, endpoint, payload = following
 
 
-async def _record(ctx: WorkerContext, row: Any, result: _Result) -> None:
+async def _record(ctx: WorkerContext, row: Any, result: _Result) -> tuple[Any, Any, str] | None:
+    """Write the outcome; answers the endpoint's next due delivery, claimed in the same
+    transaction (None when there is none, or the endpoint is no longer enabled)."""
     now = utcnow()
+    lease_until = now + timedelta(seconds=ctx.settings.worker_lease_seconds)
     values: dict[str, Any] = {
         "last_status_code": result.status_code,
         "last_error": result.error,
@@ -241,19 +252,20 @@ async def _record(ctx: WorkerContext, row: Any, result: _Result) -> None:
             values |= {"status": "delivered", "next_attempt_at": None}
             if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
                 await repository.endpoint_succeeded(conn, row.endpoint_id)
-            return
-        if result.status_code == 410:
+        elif result.status_code == 410:
             values |= {"status": "failed", "next_attempt_at": None}
             if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
                 await repository.disable_endpoint(conn, row.endpoint_id, GONE_REASON, now)
-            return
-        delay = retry_delay(row.attempts, result.retry_after)
-        if delay is None:
-            values |= {"status": "failed", "next_attempt_at": None}
+            return None
         else:
-            values |= {"next_attempt_at": now + delay}
-        if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
-            await repository.endpoint_failed(conn, row.endpoint_id, now, now - DISABLE_AFTER)
+            delay = retry_delay(row.attempts, result.retry_after)
+            if delay is None:
+                values |= {"status": "failed", "next_attempt_at": None}
+            else:
+                values |= {"next_attempt_at": now + delay}
+            if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
+                await repository.endpoint_failed(conn, row.endpoint_id, now, now - DISABLE_AFTER)
+        return await repository.claim_next(conn, row.endpoint_id, ctx.worker_id, now, lease_until)
 
 
 _last_prune: float | None = None

@@ -118,7 +118,6 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
         return 0
     now = utcnow()
     event_rows: list[dict[str, Any]] = []
-    delivery_rows: list[dict[str, Any]] = []
     for organization_id, type_, data in batch:
         receivers = [
             endpoint_id
@@ -136,28 +135,41 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
                 "type": type_,
                 "payload": payload,
                 "created_at": now,
+                "delivery_ids": [uuid7() for _ in receivers],
+                "endpoint_ids": receivers,
             }
         )
-        delivery_rows += [
-            {
-                "id": uuid7(),
-                "organization_id": organization_id,
-                "endpoint_id": endpoint_id,
-                "event_id": event_id,
-                "status": "pending",
-                "attempts": 0,
-                "next_attempt_at": now,
-                "created_at": now,
-                "updated_at": now,
-            }
-            for endpoint_id in receivers
-        ]
     if not event_rows:
         return 0
+    if _dialect(db) == "postgresql":
+        # One statement per event (its deliveries and the worker's wake-up in it), all the
+        # batch's sent at once: one round trip.
+        await repository.RECORD_ON_POSTGRESQL.executemany(db, event_rows)
+        return sum(len(row["endpoint_ids"]) for row in event_rows)
+    delivery_rows = [
+        {
+            "id": delivery_id,
+            "organization_id": row["organization_id"],
+            "endpoint_id": endpoint_id,
+            "event_id": row["id"],
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for row in event_rows
+        for delivery_id, endpoint_id in zip(row["delivery_ids"], row["endpoint_ids"], strict=True)
+    ]
     await repository.INSERT_EVENT.executemany(db, event_rows)
     await repository.INSERT_DELIVERY.executemany(db, delivery_rows)
     await wake(db)
     return len(delivery_rows)
+
+
+def _dialect(db: Db) -> str:
+    bind = db.bind if isinstance(db, AsyncSession) else db
+    return bind.dialect.name if bind is not None else ""
 
 
 async def wake(db: Db) -> None:

@@ -18,6 +18,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -74,6 +75,28 @@ _DELIVERY_COLUMNS = (
 )
 INSERT_DELIVERY = DriverStatement(
     insert(DELIVERIES).values({c: bindparam(c) for c in _DELIVERY_COLUMNS})
+)
+
+
+# PostgreSQL: an event, its deliveries and the worker's wake-up (a NOTIFY delivered on COMMIT)
+# in one statement.
+RECORD_ON_POSTGRESQL = DriverStatement(
+    text(
+        """
+        WITH event AS (
+            INSERT INTO webhook_events (id, organization_id, type, payload, created_at)
+            VALUES (:id, :organization_id, :type, :payload, :created_at)
+        ), deliveries AS (
+            INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status,
+                                            attempts, next_attempt_at, created_at, updated_at)
+            SELECT d.id, :organization_id, d.endpoint_id, :id, 'pending', 0,
+                   :created_at, :created_at, :created_at
+            FROM unnest(CAST(:delivery_ids AS uuid[]), CAST(:endpoint_ids AS uuid[]))
+                 AS d(id, endpoint_id)
+        )
+        SELECT pg_notify('salesplan_worker', '')
+        """
+    )
 )
 
 
@@ -257,8 +280,51 @@ async def claim(
     return list((await session.execute(stmt)).all())
 
 
+async def claim_next(
+    db: AsyncConnection,
+    endpoint_id: uuid.UUID,
+    worker_id: str,
+    now: datetime,
+    lease_until: datetime,
+) -> tuple[Any, Any, str] | None:
+    """The endpoint's next due delivery, claimed (as `claim`), with the endpoint's current
+    url and secrets and the event's payload; None when none is due or it is disabled."""
+    due = (
+        select(D.id)
+        .where(D.endpoint_id == endpoint_id, D.status == "pending", D.next_attempt_at <= now)
+        .order_by(D.next_attempt_at)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    row = (
+        await db.execute(
+            update(DELIVERIES)
+            .where(
+                D.id == due,
+                D.status == "pending",
+                D.next_attempt_at <= now,
+                select(E.enabled).where(E.id == endpoint_id).scalar_subquery().is_(True),
+            )
+            .values(
+                lease_owner=worker_id,
+                next_attempt_at=lease_until,
+                attempts=D.attempts + 1,
+                updated_at=now,
+            )
+            .returning(D.id, D.endpoint_id, D.event_id, D.attempts)
+        )
+    ).first()
+    if row is None:
+        return None
+    endpoints, payloads = await claimed_parts(db, {endpoint_id}, {row.event_id})
+    if endpoint_id not in endpoints or row.event_id not in payloads:
+        return None
+    return row, endpoints[endpoint_id], payloads[row.event_id]
+
+
 async def claimed_parts(
-    session: AsyncSession, endpoint_ids: Collection[uuid.UUID], event_ids: Collection[uuid.UUID]
+    session: Db, endpoint_ids: Collection[uuid.UUID], event_ids: Collection[uuid.UUID]
 ) -> tuple[dict[uuid.UUID, Any], dict[uuid.UUID, str]]:
     """The endpoints (url, secrets) and event payloads of claimed deliveries."""
     endpoints = {

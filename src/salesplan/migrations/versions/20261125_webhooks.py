@@ -114,6 +114,12 @@ def upgrade() -> None:
         unique=False,
     )
     op.create_index(
+        "ix_webhook_deliveries_endpoint_due",
+        "webhook_deliveries",
+        ["endpoint_id", "status", "next_attempt_at"],
+        unique=False,
+    )
+    op.create_index(
         op.f("ix_webhook_deliveries_event_id"), "webhook_deliveries", ["event_id"], unique=False
     )
     op.create_index(
