@@ -228,7 +228,7 @@ async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
         except ValueError:  # a secret that no longer decrypts (the server's key changed)
             result = _Result(None, "the signing secret cannot be read")
         try:
-            following = await _record(ctx, row, result)
+            following = await _record(ctx, row, endpoint, result)
         except Exception:  # the lease runs out and the delivery is tried again
             log.exception("webhooks: recording a delivery's outcome failed")
             return
@@ -237,7 +237,9 @@ async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
         row, endpoint, payload = following
 
 
-async def _record(ctx: WorkerContext, row: Any, result: _Result) -> tuple[Any, Any, str] | None:
+async def _record(
+    ctx: WorkerContext, row: Any, endpoint: Any, result: _Result
+) -> tuple[Any, Any, str] | None:
     """Write the outcome; answers the endpoint's next due delivery, claimed in the same
     transaction (None when there is none, or the endpoint is no longer enabled)."""
     now = utcnow()
@@ -250,7 +252,8 @@ async def _record(ctx: WorkerContext, row: Any, result: _Result) -> tuple[Any, A
     async with ctx.engine.begin() as conn:
         if result.delivered:
             values |= {"status": "delivered", "next_attempt_at": None}
-            if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
+            written = await repository.write_outcome(conn, row.id, ctx.worker_id, values)
+            if written and endpoint.failing_since is not None:  # as of the claim
                 await repository.endpoint_succeeded(conn, row.endpoint_id)
         elif result.status_code == 410:
             values |= {"status": "failed", "next_attempt_at": None}

@@ -280,6 +280,16 @@ async def claim(
     return list((await session.execute(stmt)).all())
 
 
+_ENDPOINT_PARTS = (
+    E.id,
+    E.url,
+    E.secret_encrypted,
+    E.previous_secret_encrypted,
+    E.previous_secret_expires_at,
+    E.failing_since,
+)
+
+
 async def claim_next(
     db: AsyncConnection,
     endpoint_id: uuid.UUID,
@@ -317,10 +327,16 @@ async def claim_next(
     ).first()
     if row is None:
         return None
-    endpoints, payloads = await claimed_parts(db, {endpoint_id}, {row.event_id})
-    if endpoint_id not in endpoints or row.event_id not in payloads:
+    parts = (
+        await db.execute(
+            select(*_ENDPOINT_PARTS, V.payload)
+            .select_from(ENDPOINTS.join(EVENTS, V.id == row.event_id))
+            .where(E.id == endpoint_id)
+        )
+    ).first()
+    if parts is None:
         return None
-    return row, endpoints[endpoint_id], payloads[row.event_id]
+    return row, parts, parts.payload
 
 
 async def claimed_parts(
@@ -330,15 +346,7 @@ async def claimed_parts(
     endpoints = {
         row.id: row
         for row in (
-            await session.execute(
-                select(
-                    E.id,
-                    E.url,
-                    E.secret_encrypted,
-                    E.previous_secret_encrypted,
-                    E.previous_secret_expires_at,
-                ).where(E.id.in_(list(endpoint_ids)))
-            )
+            await session.execute(select(*_ENDPOINT_PARTS).where(E.id.in_(list(endpoint_ids))))
         ).all()
     }
     payloads: dict[uuid.UUID, str] = dict(
