@@ -57,3 +57,26 @@ async def test_a_failed_message_is_an_event(app, client, actor, smtp, receiver) 
     [failed] = _events(receiver)
     assert failed["type"] == "engage_message.failed"
     assert failed["data"]["id"] == message["id"] and failed["data"]["status"] == "failed"
+
+
+async def test_a_campaign_started_and_completed_are_events(app, client, actor, receiver) -> None:
+    from tests.engage.helpers import API as ENGAGE
+    from tests.engage.helpers import campaign
+
+    await make_endpoint(client, actor, receiver.url, eventTypes=["engage_campaign.*"])
+    created = await campaign(client, actor)
+    started = await client.post(
+        f"{ENGAGE}/campaigns/{created['id']}/start",
+        headers=actor.in_org() | {"Idempotency-Key": "s-1"},
+    )
+    assert started.status_code == 200, started.text
+    done = await client.patch(
+        f"{ENGAGE}/campaigns/{created['id']}", json={"status": "completed"}, headers=actor.headers
+    )
+    assert done.status_code == 200, done.text
+    await deliver_due(worker_ctx(app))
+    got = {e["type"]: e["data"] for e in _events(receiver)}  # delivery order is not promised
+    assert set(got) == {"engage_campaign.started", "engage_campaign.completed"}
+    assert got["engage_campaign.started"]["id"] == created["id"]
+    assert got["engage_campaign.started"]["status"] == "active"
+    assert got["engage_campaign.completed"] == done.json()
