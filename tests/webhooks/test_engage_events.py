@@ -80,3 +80,24 @@ async def test_a_campaign_started_and_completed_are_events(app, client, actor, r
     assert got["engage_campaign.started"]["id"] == created["id"]
     assert got["engage_campaign.started"]["status"] == "active"
     assert got["engage_campaign.completed"] == done.json()
+
+
+async def test_a_slack_message_received_is_a_feed_event(app, client, actor, db, receiver) -> None:
+    import time
+
+    from tests.feed.helpers import enable_slack, post_slack, slack_event
+
+    await make_endpoint(client, actor, receiver.url, eventTypes=["feed_message.received"])
+    await enable_slack(db, app, actor.org.id)
+    payload = slack_event(
+        "Can we talk pricing?", email="jane@customer.example", ts=f"{time.time():.6f}"
+    )
+    resp = await post_slack(client, actor.org.id, payload)
+    assert resp.status_code == 200, resp.text
+    again = await post_slack(client, actor.org.id, payload)  # Slack's retry: stored once
+    assert again.status_code == 200
+    await deliver_due(worker_ctx(app))
+    [got] = _events(receiver)
+    assert got["type"] == "feed_message.received"
+    assert got["data"]["type"] == "slack" and got["data"]["text"] == "Can we talk pricing?"
+    assert got["data"]["author"]["email"] == "jane@customer.example"
