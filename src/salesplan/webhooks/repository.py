@@ -78,26 +78,25 @@ INSERT_DELIVERY = DriverStatement(
 )
 
 
-# PostgreSQL: an event, its deliveries and the worker's wake-up (a NOTIFY delivered on COMMIT)
-# in one statement.
-RECORD_ON_POSTGRESQL = DriverStatement(
-    text(
-        """
-        WITH event AS (
-            INSERT INTO webhook_events (id, organization_id, type, payload, created_at)
-            VALUES (:id, :organization_id, :type, :payload, :created_at)
-        ), deliveries AS (
-            INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status,
-                                            attempts, next_attempt_at, created_at, updated_at)
-            SELECT d.id, :organization_id, d.endpoint_id, :id, 'pending', 0,
-                   :created_at, :created_at, :created_at
-            FROM unnest(CAST(:delivery_ids AS uuid[]), CAST(:endpoint_ids AS uuid[]))
-                 AS d(id, endpoint_id)
-        )
-        SELECT pg_notify('salesplan_worker', '')
-        """
+_RECORD_SQL = """
+    WITH event AS (
+        INSERT INTO webhook_events (id, organization_id, type, payload, created_at)
+        VALUES (:id, :organization_id, :type, :payload, :created_at)
+    ), deliveries AS (
+        INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status,
+                                        attempts, next_attempt_at, created_at, updated_at)
+        SELECT d.id, :organization_id, d.endpoint_id, :id, 'pending', 0,
+               :created_at, :created_at, :created_at
+        FROM unnest(CAST(:delivery_ids AS uuid[]), CAST(:endpoint_ids AS uuid[]))
+             AS d(id, endpoint_id)
     )
+"""
+# PostgreSQL: an event and its deliveries in one statement; with the worker's wake-up (a
+# NOTIFY, delivered on COMMIT) or without.
+RECORD_ON_POSTGRESQL = DriverStatement(
+    text(_RECORD_SQL + "SELECT pg_notify('salesplan_worker', '')")
 )
+RECORD_ON_POSTGRESQL_QUIETLY = DriverStatement(text(_RECORD_SQL + "SELECT 1"))
 
 
 async def enabled_endpoints(
