@@ -49,6 +49,7 @@ from salesplan.idempotency import prune_expired
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.models.engage_delivery import EngageMessage, SenderPause
+from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext
 
 BATCH = 200
@@ -174,9 +175,12 @@ async def after_sent(
     """Everything that follows from a group of messages the providers accepted at `sent_at`,
     in the transaction that marks them `sent` (each message is here exactly once): the feed
     records the e-mails (feed/ingest.py), and campaign enrollments move to `sent` so that the
-    next step is scheduled from this send (campaigns.py)."""
+    next step is scheduled from this send (campaigns.py), and the webhook events are recorded."""
     await conn.run_sync(engage_messages_sent, sent, sent_at, settings.smtp_from)
     await sequence.mark_sent_many(conn, [m for m in sent if m.campaign_id is not None], sent_at)
+    # Outbound webhooks (contract §13): `engage_message.sent`, one set-based write per group.
+    changed = {"status": "sent", "sent_at": sent_at, "updated_at": sent_at}
+    await events.record_engage_messages(conn, [(m, "engage_message.sent", changed) for m in sent])
 
 
 @functools.cache
@@ -522,6 +526,7 @@ async def record(
         rows.append(row)
     if rows:
         await session.execute(_outcome_statement(), rows)
+    await events.record_engage_messages(session, events.failures(by_id, rows))  # webhooks (§13)
     await sequence.stop_failed(session, failed)
     for sender, until in pauses.items():
         await pause_sender(session, sender, until, "throttled by the provider")
