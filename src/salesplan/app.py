@@ -25,7 +25,7 @@ from salesplan.db import (
     create_sessionmaker,
 )
 from salesplan.errors import install_error_handlers
-from salesplan.kit import fastparams
+from salesplan.kit.adapters import install_parameter_caches
 from salesplan.kit.pagination import CursorCodec
 from salesplan.middleware import RequestMiddleware, install_route_index
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
@@ -109,7 +109,7 @@ def create_rate_limit_store(settings: Settings) -> RateLimitStore:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    fastparams.install()
+    install_parameter_caches()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
