@@ -53,6 +53,7 @@ from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
 from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
+from salesplan.mcp.tools import register_api_tools
 from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
 
 log = logging.getLogger("salesplan.mcp")
@@ -167,8 +168,7 @@ class _PermittedToolsMiddleware:
 
 def build_server() -> MCPServer:
     """A fresh MCP server with every registered tool."""
-    import salesplan.mcp.tools  # noqa: F401  (registers the tools)
-
+    register_api_tools()
     # MCPServer() calls logging.basicConfig (a Rich handler on the root logger) when the root has
     # no handler yet; the app's logging is the CLI's business, so give it a placeholder meanwhile.
     root = logging.getLogger()
