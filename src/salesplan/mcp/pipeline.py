@@ -257,14 +257,24 @@ def _rest_validation(exc: RequestValidationError) -> ValidationFailed:
 
 
 def _relocated(error: Any) -> ValidationFailed | None:
-    """A REST validation envelope (the whole app answered it) as the tool's arguments error."""
-    errors = error.get("details", {}).get("errors") if isinstance(error, dict) else None
-    if error.get("code") != ValidationFailed.code or not isinstance(errors, list):
+    """FastAPI's parameter and body errors as the whole app renders them (the handler's
+    envelope, located on path / query / body) as the tool's arguments error, as
+    `_rest_validation` makes it on the direct path; None for any other error."""
+    if not isinstance(error, dict) or (error.get("code"), error.get("message")) != (
+        ValidationFailed.code,
+        ValidationFailed.message,
+    ):
+        return None
+    errors = error.get("details", {}).get("errors")
+    if not isinstance(errors, list) or not all(
+        isinstance(item, dict)
+        and isinstance(item.get("location"), list)
+        and item["location"][:1] in (["path"], ["query"], ["body"])
+        for item in errors
+    ):
         return None
     for item in errors:
-        location = item.get("location") if isinstance(item, dict) else None
-        if isinstance(location, list) and location and location[0] in ("path", "query", "body"):
-            item["location"] = ["arguments", *location[1:]]
+        item["location"] = ["arguments", *item["location"][1:]]
     return _invalid(errors)
 
 
@@ -339,7 +349,7 @@ async def _run_route(
     body = json.loads(raw) if raw else None
     if status >= 400:
         if isinstance(body, dict) and set(body) == {"error"}:
-            relocated = _relocated(body["error"])
+            relocated = _relocated(body["error"]) if runner is None else None
             if relocated is not None:
                 raise relocated
             return envelope_result(body)
