@@ -191,6 +191,7 @@ async def test_a_moved_internal_is_logged_and_the_app_answers_unpatched(
     db: Any,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    is_postgres: bool,
 ) -> None:
     apply, internal = KNOCKOUTS[knockout]
     monkeypatch.setattr(adapters, "_warned", set())
@@ -248,6 +249,8 @@ async def test_a_moved_internal_is_logged_and_the_app_answers_unpatched(
     for name in names:
         assert permitted_spec(name)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    if knockout == "result processor" and is_postgres:
+        return  # asyncpg's rows need no result processing: the internal is not used there
     assert any(internal in message for message in warnings), warnings
 
 
