@@ -222,7 +222,7 @@ def lowlevel_server(server: Any) -> Any | None:
     return lowlevel
 
 
-def drop_request_handlers(lowlevel: Any, prefixes: tuple[str, ...]) -> None:
+def drop_handlers(lowlevel: Any, prefixes: tuple[str, ...]) -> None:
     """Remove the handlers of the methods starting with `prefixes` (the SDK advertises a
     capability when it has a handler). Left as they are, logged, when the handler table moved:
     the capabilities then advertise empty prompts and resources."""

@@ -48,7 +48,7 @@ from salesplan.auth.principal import Principal
 from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
-from salesplan.kit.adapters import drop_request_handlers, lowlevel_server
+from salesplan.kit.adapters import drop_handlers, lowlevel_server
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
 from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
@@ -194,7 +194,7 @@ def build_server() -> MCPServer:
         # The plain path: the SDK's public middleware filters the listing.
         server.middleware.append(_PermittedToolsMiddleware())
         return server
-    drop_request_handlers(lowlevel, ("prompts/", "resources/"))
+    drop_handlers(lowlevel, ("prompts/", "resources/"))
     listing = lowlevel.get_request_handler("tools/list")
     assert listing is not None
 
