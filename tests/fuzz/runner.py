@@ -13,7 +13,7 @@ What no schema can know is not counted as "valid data rejected", each case narro
   limit, a rule between two query parameters, which OpenAPI parameters cannot express (each is
   a separate schema) — their descriptions say it;
 - the authorize page's 400 for an unregistered `client_id` (a random client id names no
-  registered client);
+  registered client, and a random https one no fetchable client metadata document);
 - a refused organization value (contract §3): every organization-scoped operation declares
   `X-Organization-Id` and its `organizationId` alias, and a random UUID names no organization
   the token reaches (403 `organization_not_accessible`), or disagrees with the header the run
@@ -28,6 +28,7 @@ rejections, since the document names it as the OAuth 2 `tokenUrl`."""
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,10 +84,35 @@ class FuzzResult:
         excluded = []
         if unknowable_refusal(case, response) or refused_link_values(response, linked or set()):
             excluded = [schemathesis.checks.positive_data_acceptance]
+        if negative_only_in_overridden_header(case):
+            excluded.append(schemathesis.checks.negative_data_rejection)
         try:
             case.validate_response(response, excluded_checks=excluded)
         except (AssertionError, BaseExceptionGroup) as exc:  # FailureGroup: all checks
             self.findings.extend(_finding(case, response, exc))
+
+
+def negative_only_in_overridden_header(case: Any) -> bool:
+    """A case made invalid only by its generated `X-Organization-Id`, which the run replaces
+    by the caller's own (`headers` of `case.call`): the request sent is valid, so its 2xx is no
+    "invalid data accepted"."""
+    meta = getattr(case, "meta", None)
+    components = getattr(meta, "components", None) or {}
+    negative = {
+        str(getattr(location, "value", location))
+        for location, info in components.items()
+        if info.mode == schemathesis.GenerationMode.NEGATIVE
+    }
+    if negative != {"header"}:
+        return False
+    generated = (case.headers or {}).get("X-Organization-Id")
+    if generated is None:
+        return False
+    try:
+        uuid.UUID(str(generated))
+    except ValueError:
+        return True
+    return False
 
 
 def _error(response: Any) -> dict[str, Any] | None:
@@ -123,7 +149,12 @@ def unknowable_refusal(case: Any, response: Any) -> bool:
     """A refusal of schema-valid data that depends on what only the server knows (see the
     module docstring), so that `positive_data_acceptance` does not apply to it."""
     if case.operation.path == "/api/v1/oauth/authorize":
-        return response.status_code == 400 and "No application is registered" in response.text
+        # An unregistered client id, or an https one whose metadata document (contract §8,
+        # CIMD) cannot be fetched or is refused: random values name no client.
+        return response.status_code == 400 and (
+            "No application is registered" in response.text
+            or "Client metadata document refused" in response.text
+        )
     error = _error(response)
     if error is None:
         return False
