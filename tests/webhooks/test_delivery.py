@@ -112,6 +112,9 @@ async def test_events_of_each_write_reach_a_subscribed_endpoint(
             "plan_task.created",
             "plan_task.completed",
             "plan_task.updated",
+            "plan.updated",  # one per task write, beside its plan_task event
+            "plan.updated",
+            "plan.updated",
             "opportunity.deleted",
             "account.deleted",
         ]

@@ -186,4 +186,5 @@ async def bulk_create_accounts(
         groups = [_default_group(ctx, v["id"], v["name"], v["created_at"]) for v in created]
         group_table = cast(Table, BuyingGroup.__table__)
         await session.execute(group_table.insert().returning(group_table.c.id), groups)
+    await bulk.record_created()  # webhooks (contract §13)
     return bulk.summary()

@@ -188,6 +188,7 @@ async def bulk_create_contacts(
             continue
         checked.append((index, {**data.model_dump(), "account_id": account_id}))
     await bulk.insert(checked, _render)
+    await bulk.record_created()  # webhooks (contract §13)
     return bulk.summary()
 
 

@@ -43,12 +43,13 @@ from salesplan.feed.schemas import (
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, ordered_part, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped
+from salesplan.kit.scoping import TenantScope, get_scoped, scoped
 from salesplan.models.calendar import CalendarActionItem, CalendarEvent
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 from salesplan.models.plans import Plan, PlanTask
+from salesplan.webhooks import events
 
 MESSAGE_SORT = {"occurredAt": FeedMessage.occurred_at}
 UNANSWERED_AFTER = timedelta(hours=24)
@@ -248,6 +249,20 @@ def message_out(m: FeedMessage) -> FeedMessageOut:
         channel=m.slack_channel,
         ts=m.slack_ts,
     )
+
+
+async def record_received(session: AsyncSession, scope: TenantScope, source_key: str) -> int:
+    """`feed_message.received` (contract §13) of the feed message just stored from
+    `source_key` (an inbound e-mail's `engage_reply:{id}`), as the thread's messages answer
+    it, in the session's transaction. Without a subscriber: one indexed read, no lookup."""
+    type_ = "feed_message.received"
+    if not await events.has_subscribers(session, scope.organization_id, [type_]):
+        return 0
+    stmt = scoped(select(FeedMessage).where(FeedMessage.source_key == source_key), scope)
+    found = (await session.execute(stmt)).scalar_one_or_none()
+    if found is None:
+        return 0
+    return await events.record(session, scope.organization_id, type_, message_out(found))
 
 
 # -- analytics -------------------------------------------------------------------------------

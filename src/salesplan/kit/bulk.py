@@ -114,6 +114,20 @@ class BulkCreate:
         )
         return set((await self.session.execute(stmt, values)).scalars())
 
+    def created_data(self) -> list[dict[str, Any]]:
+        """The rendered rows created so far (each a 201 result's `data`)."""
+        return [r["data"] for r in self.results if r is not None and r["status"] == 201]
+
+    async def record_created(self) -> None:
+        """The `<what>.created` webhook event of every row created (contract §13), in the
+        batch's transaction: one `record_many` for the batch."""
+        from salesplan.webhooks import events
+
+        org = self.ctx.organization_id
+        await events.record_many(
+            self.session, [(org, f"{self.what}.created", data) for data in self.created_data()]
+        )
+
     def summary(self) -> dict[str, Any]:
         final = [r for r in self.results if r is not None]
         created = sum(1 for r in final if r["status"] == 201)

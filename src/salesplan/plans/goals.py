@@ -35,6 +35,7 @@ from salesplan.plans.schemas import (
     GoalSeed,
     GoalUpdate,
 )
+from salesplan.plans.views import record_plan_updated
 
 GOAL_SORT = {
     "createdAt": repo.G.c.created_at,
@@ -186,6 +187,7 @@ async def create_goal(
     row = goal_row(body, plan, milestone_id=body.milestone_id, parent_goal_id=body.parent_goal_id)
     session.add(row)
     await session.flush()
+    await record_plan_updated(session, ctx, plan_id)  # webhooks (contract §13)
     return row.id
 
 
@@ -202,6 +204,7 @@ async def update_goal(
     if sent.get("parent_goal_id") is not None:
         await check_parent(session, ctx, plan_id, goal_id, sent["parent_goal_id"])
     await close_patch(session, row, sent)
+    await record_plan_updated(session, ctx, plan_id)
 
 
 async def restore_goal(
@@ -225,6 +228,7 @@ async def restore_goal(
     row.archived_at = None
     row.updated_at = utcnow()
     await session.flush()
+    await record_plan_updated(session, ctx, plan_id)
 
 
 async def archive_child(
@@ -239,3 +243,4 @@ async def archive_child(
         descendants = await goal_descendants(session, ctx, plan_id, row_id, archived_at=None)
         await set_goals_archived(session, descendants, now)
     await session.flush()
+    await record_plan_updated(session, ctx, plan_id)  # a milestone's, goal's or task's too

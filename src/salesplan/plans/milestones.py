@@ -21,7 +21,7 @@ from salesplan.plans.schemas import (
     MilestoneReorder,
     MilestoneUpdate,
 )
-from salesplan.plans.views import fresh_tree
+from salesplan.plans.views import fresh_tree, record_plan_updated
 
 MILESTONE_SORT = {
     "sortIndex": repo.M.c.sort_index,
@@ -68,6 +68,7 @@ async def create_milestone(
     row = milestone_row(body, plan, index)
     session.add(row)
     await session.flush()
+    await record_plan_updated(session, ctx, plan_id)  # webhooks (contract §13)
     return row.id
 
 
@@ -102,6 +103,7 @@ async def update_milestone(
         row.actual_date = None
     row.updated_at = utcnow()
     await session.flush()
+    await record_plan_updated(session, ctx, plan_id)
 
 
 async def restore_milestone(
@@ -112,6 +114,7 @@ async def restore_milestone(
         row.archived_at = None
         row.updated_at = utcnow()
         await session.flush()
+        await record_plan_updated(session, ctx, plan_id)
 
 
 async def reorder_milestones(
@@ -137,9 +140,13 @@ async def reorder_milestones(
             },
         )
     now = utcnow()
+    moved = False
     for index, milestone_id in enumerate(wanted):
         if live[milestone_id].sort_index != index:
             live[milestone_id].sort_index = index
             live[milestone_id].updated_at = now
+            moved = True
     tree = await fresh_tree(session, ctx, plan_id)
+    if moved:
+        await record_plan_updated(session, ctx, plan_id)
     return [tree.milestone(m) for m in tree.milestones]

@@ -34,7 +34,7 @@ from salesplan.plans.schemas import (
     TaskFields,
     TaskUpdate,
 )
-from salesplan.plans.views import task_view
+from salesplan.plans.views import plan_updated, task_view
 from salesplan.webhooks import events
 
 TASK_SORT = {
@@ -65,12 +65,12 @@ async def create_task(
     row = task_row(body, plan, ctx, milestone_id=body.milestone_id)
     session.add(row)
     await session.flush()
-    await events.record(
-        session,
+    created = (
         ctx.organization_id,
         "plan_task.created",
         lambda: task_view(session, ctx, plan_id, row.id),
     )
+    await events.record_many(session, [created, plan_updated(session, ctx, plan_id)])
     return row.id
 
 
@@ -201,7 +201,7 @@ async def update_task_at_once(
     return None if row is None else task_dict(row)
 
 
-_TASK_EVENTS = ("plan_task.updated", "plan_task.completed")
+_TASK_EVENTS = ("plan_task.updated", "plan_task.completed", "plan.updated")
 
 
 def _may_be_refused(sent: dict[str, Any]) -> bool:
@@ -251,7 +251,9 @@ async def update_task(
         completed_at = completed_at.replace(tzinfo=UTC)  # SQLite's naive UTC
     completed = sent.get("completed") is True and completed_at == params["new_updated_at"]
     kind = "plan_task.completed" if completed else "plan_task.updated"
-    await events.record(conn, ctx.organization_id, kind, task)
+    await events.record_many(
+        conn, [(ctx.organization_id, kind, task), plan_updated(conn, ctx, plan_id)]
+    )
     return task
 
 

@@ -6,11 +6,11 @@ Services never commit; they flush so that the renderers read what was written.""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
@@ -27,17 +27,51 @@ from salesplan.plans.render import (
     plan_base,
     task_dict,
 )
+from salesplan.webhooks import events
 
 INCLUDABLE = ("milestones", "goals", "tasks")
 
 
 async def plan_view(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> dict:
     """getPlan: one plan statement and three child statements, whatever the plan's size."""
-    conn = await session.connection()
+    return await plan_view_on(await session.connection(), ctx, plan_id)
+
+
+async def plan_view_on(conn: AsyncConnection, ctx: RequestContext, plan_id: uuid.UUID) -> dict:
+    """`plan_view` on a connection (the Core write path's)."""
     row = await repo.plan_row(conn, ctx, plan_id)
     if row is None:
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
     return (await repo.plan_tree(conn, ctx, plan_id)).plan(plan_base(row))
+
+
+def plan_updated(
+    db: AsyncSession | AsyncConnection, ctx: RequestContext, plan_id: uuid.UUID
+) -> tuple[uuid.UUID, str, Callable[[], Awaitable[dict]]]:
+    """The `plan.updated` event (contract §13) of a write to the plan's milestones, goals or
+    tasks, for `events.record_many`: the plan as getPlan answers it, rendered only when an
+    endpoint receives it (after the writes are flushed)."""
+
+    async def data() -> dict:
+        if isinstance(db, AsyncSession):
+            return await plan_view_on(await db.connection(), ctx, plan_id)
+        began = db.in_transaction()
+        found = await plan_view_on(db, ctx, plan_id)
+        if not began and db.dialect.name == "postgresql":
+            # The Core write path (`kit.driver.transaction`, asyncpg's own transaction): these
+            # reads began SQLAlchemy's transaction, a savepoint inside the driver's. Release it
+            # now, so that the driver's COMMIT (or ROLLBACK) ends everything.
+            await db.commit()
+        return found
+
+    return (ctx.organization_id, "plan.updated", data)
+
+
+async def record_plan_updated(
+    db: AsyncSession | AsyncConnection, ctx: RequestContext, plan_id: uuid.UUID
+) -> int:
+    """Record `plan_updated` in `db`'s transaction (once per request that changes them)."""
+    return await events.record_many(db, [plan_updated(db, ctx, plan_id)])
 
 
 async def fresh_tree(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> PlanTree:

@@ -329,7 +329,10 @@ async def _reply(
         created_at=now,
     )
     session.add(reply)
-    await session.flush()
+    await session.flush()  # the feed stores the reply as a message of the account's feed
+    from salesplan.feed.service import record_received
+
+    await record_received(session, scope, f"engage_reply:{reply.id}")  # webhooks (§13)
     if message is not None and not inbound.auto_reply:
         # An auto-reply is listed but answers nothing (contract §14): no repliedAt, not
         # counted as replied, the sequence goes on.
