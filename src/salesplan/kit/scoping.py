@@ -4,6 +4,7 @@ another organization's row is simply not found (a 404, never a 403)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, bindparam, select, update
@@ -20,6 +21,14 @@ class TenantScope(Protocol):
 
     @property
     def organization_id(self) -> uuid.UUID: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OrgScope:
+    """A scope naming one organization by id, for code that has no request context (a job, a
+    command, a rule given only the organization's id)."""
+
+    organization_id: uuid.UUID
 
 
 def scoped(stmt: Select, ctx: TenantScope, model: Any | None = None) -> Select:  # type: ignore[type-arg]
