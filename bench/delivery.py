@@ -1,12 +1,20 @@
 """Delivery throughput: messages per second from the outbox to a local SMTP sink.
 
     .venv/bin/python bench/delivery.py [--messages 3000] [--explain-rows 1000000] [--sinks 2]
+        [--workers 1,2] [--profile pyinstrument|cprofile] [--floor]
 
 Needs PostgreSQL at BENCH_DATABASE_URL (default postgresql+asyncpg://postgres@127.0.0.1:5432/test).
 Creates a throwaway database, queues N e-mails, starts aiosmtpd sinks in their own processes, then
 drains the outbox with one worker process and again with two, each calling the delivery job kind
 (`run_delivery`) in a loop until nothing is due. Prints messages/s for both and the EXPLAIN of
 the claim query with `--explain-rows` queued rows. Drops its database at the end.
+
+Each figure is printed with the machine's load average (other work on the machine depresses
+it) and the worker processes' CPU milliseconds per message. The feed is recorded as in
+production (every sent e-mail enters its organization's feed); the bench checks that it was.
+`--floor`: the same sinks driven by a bare aiosmtplib sender (same connections, prebuilt
+messages, no database): the ceiling of this machine's SMTP path. `--profile`: one more one-worker
+drain under pyinstrument, its text report printed.
 """
 
 from __future__ import annotations
@@ -72,7 +80,9 @@ def settings_for(url: str, port: int) -> Any:
     )
 
 
-def worker_process(url: str, port: int, start: Any, done: Any) -> None:
+def worker_process(
+    url: str, port: int, start: Any, done: Any, cpu: Any, profile: str | None = None
+) -> None:
     async def go() -> None:
         from salesplan.db import create_engine, create_sessionmaker
         from salesplan.engage.delivery.worker import run_delivery
@@ -87,12 +97,68 @@ def worker_process(url: str, port: int, start: Any, done: Any) -> None:
             worker_id=f"bench-{uuid.uuid4().hex[:8]}",
         )
         start.wait()
+        began = time.process_time()
+        profiler: Any = None
+        if profile and profile.endswith(".cprofile"):
+            import cProfile
+
+            profiler = cProfile.Profile()
+            profiler.enable()
+        elif profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler(async_mode="enabled")
+            profiler.start()
         while await run_delivery(ctx):
             pass
+        if profile and profile.endswith(".cprofile"):
+            import io
+            import pstats
+
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(30)
+            Path(profile).write_text(out.getvalue())
+        elif profiler is not None:
+            profiler.stop()
+            Path(profile).write_text(profiler.output_text(unicode=False, color=False))
+        with cpu.get_lock():
+            cpu.value += time.process_time() - began
         await engine.dispose()
 
     asyncio.run(go())
     done.set()
+
+
+def smtp_floor(port: int, count: int, connections: int) -> float:
+    """Messages/s of a bare aiosmtplib sender to the same sinks: `connections` reused
+    connections, one prebuilt message, no database."""
+    import aiosmtplib
+
+    mail = (
+        b"From: bench@example.com\r\nTo: rcpt@example.com\r\nSubject: Hello\r\n\r\n"
+        + b"Body of the message\r\n" * 40
+    )
+
+    async def go() -> float:
+        numbers = iter(range(count))
+
+        async def lane() -> None:
+            client = aiosmtplib.SMTP(hostname="127.0.0.1", port=port)
+            await client.connect()
+            for _ in numbers:
+                await client.sendmail("bench@example.com", ["rcpt@example.com"], mail)
+            await client.quit()
+
+        began = time.perf_counter()
+        await asyncio.gather(*(lane() for _ in range(connections)))
+        return count / (time.perf_counter() - began)
+
+    return asyncio.run(go())
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 async def queue_messages(url: str, org_id: uuid.UUID, count: int, *, status: str) -> None:
@@ -116,11 +182,23 @@ async def queue_messages(url: str, org_id: uuid.UUID, count: int, *, status: str
     await engine.dispose()
 
 
-def drain(url: str, port: int, workers: int, counter: Any, expected: int) -> float:
+def drain(
+    url: str,
+    port: int,
+    workers: int,
+    counter: Any,
+    expected: int,
+    profile: str | None = None,
+) -> tuple[float, float]:
+    """(seconds, worker CPU seconds)."""
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
+    cpu = ctx.Value("d", 0.0)
     dones = [ctx.Event() for _ in range(workers)]
-    procs = [ctx.Process(target=worker_process, args=(url, port, start, done)) for done in dones]
+    procs = [
+        ctx.Process(target=worker_process, args=(url, port, start, done, cpu, profile))
+        for done in dones
+    ]
     for proc in procs:
         proc.start()
     time.sleep(2.0)  # let the processes import and connect before the clock starts
@@ -131,7 +209,17 @@ def drain(url: str, port: int, workers: int, counter: Any, expected: int) -> flo
     elapsed = time.perf_counter() - began
     if counter.value != expected:
         print(f"warning: the sink received {counter.value} of {expected}")
-    return elapsed
+    return elapsed, cpu.value
+
+
+async def feed_count(url: str) -> int:
+    engine = create_async_engine(url)
+    async with engine.connect() as conn:
+        count = await conn.scalar(
+            text("SELECT count(*) FROM feed_messages WHERE source_key LIKE 'engage_message:%'")
+        )
+    await engine.dispose()
+    return int(count or 0)
 
 
 async def explain(url: str, org_id: uuid.UUID, rows: int) -> str:
@@ -175,6 +263,9 @@ async def reset(url: str) -> None:
     engine = create_async_engine(url)
     async with engine.begin() as conn:
         await conn.execute(text("DELETE FROM engage_messages"))
+        await conn.execute(text("DELETE FROM feed_participants"))
+        await conn.execute(text("DELETE FROM feed_messages"))
+        await conn.execute(text("DELETE FROM feed_threads"))
     await engine.dispose()
 
 
@@ -183,6 +274,13 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--explain-rows", type=int, default=1_000_000)
     parser.add_argument("--sinks", type=int, default=2, help="SMTP sink processes")
+    parser.add_argument("--workers", default="1,2", help="worker counts to measure, e.g. 1,2")
+    parser.add_argument("--floor", action="store_true", help="also a bare aiosmtplib sender")
+    parser.add_argument(
+        "--profile",
+        choices=["pyinstrument", "cprofile"],
+        help="profile a one-worker drain: wall time by call tree, or CPU by function",
+    )
     args = parser.parse_args()
 
     base = make_url(BASE_URL)
@@ -215,17 +313,42 @@ def main() -> None:
     try:
         org_id = asyncio.run(setup(url))
         results = {}
-        for workers in (1, 2):
+        counts = [int(n) for n in args.workers.split(",") if n]
+        for workers in counts:
             asyncio.run(reset(url))
             counter.value = 0
             asyncio.run(queue_messages(url, org_id, args.messages, status="queued"))
-            elapsed = drain(url, port, workers, counter, args.messages)
+            before = load()
+            elapsed, cpu = drain(url, port, workers, counter, args.messages)
             results[workers] = args.messages / elapsed
+            recorded = asyncio.run(feed_count(url))
             print(
                 f"{workers} worker(s): {args.messages} messages in {elapsed:.2f} s = "
-                f"{results[workers]:.0f} messages/s"
+                f"{results[workers]:.0f} messages/s; worker CPU {1000 * cpu / args.messages:.2f} "
+                f"ms/message; feed entries {recorded}; {before} -> {load()}",
+                flush=True,
             )
-        print(f"two workers / one worker: {results[2] / results[1]:.2f}x")
+        if 1 in results and 2 in results:
+            print(f"two workers / one worker: {results[2] / results[1]:.2f}x")
+        if args.floor:
+            from salesplan.engage.delivery.worker import SMTP_CONNECTIONS
+
+            before = load()
+            rate = smtp_floor(port, args.messages, SMTP_CONNECTIONS)
+            print(
+                f"floor (bare aiosmtplib, {SMTP_CONNECTIONS} connections, no database): "
+                f"{rate:.0f} messages/s; {before} -> {load()}",
+                flush=True,
+            )
+        if args.profile:
+            asyncio.run(reset(url))
+            counter.value = 0
+            asyncio.run(queue_messages(url, org_id, args.messages, status="queued"))
+            suffix = ".cprofile" if args.profile == "cprofile" else ".txt"
+            report = Path(f"/tmp/salesplan-bench-delivery-{uuid.uuid4().hex[:8]}{suffix}")
+            drain(url, port, 1, counter, args.messages, profile=str(report))
+            print(f"\nprofile of a one-worker drain ({report}):")
+            print(report.read_text())
         if args.explain_rows:
             asyncio.run(reset(url))
             print(f"\nclaim query with {args.explain_rows:,} queued rows:")

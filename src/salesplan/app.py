@@ -54,6 +54,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     from salesplan.plans.router import my_tasks_router
     from salesplan.plans.router import router as plans_router
     from salesplan.relationship_maps.router import router as relationship_maps_router
+    from salesplan.webhooks.router import router as webhooks_router
 
     return [
         ("", meta_router, True),
@@ -72,6 +73,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("", engage_delivery_router, True),
         ("/calendar", calendar_router, True),
         ("", feed_router, True),
+        ("/webhooks", webhooks_router, True),
     ]
 
 
@@ -185,6 +187,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.web.integrations import router as integrations_router
 
     include_flat(app, integrations_router)
+    from salesplan.web.webhooks import router as webhooks_page_router
+
+    include_flat(app, webhooks_page_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     from salesplan.web.docs import install_docs
 

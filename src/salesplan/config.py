@@ -45,6 +45,15 @@ class Settings(BaseSettings):
     smtp_password: str | None = None
     smtp_starttls: bool = False
     smtp_from: str = "salesplan@localhost"
+    # DKIM (contract §14): all three, or none (unsigned). The key: PEM, RSA >= 2048 bits or
+    # Ed25519; one that does not load stops `serve` and `worker` at start.
+    dkim_domain: str | None = None
+    dkim_selector: str | None = None
+    dkim_private_key_file: Path | None = None
+    # Sender caps (contract §14): e-mails one From address sends in a rolling hour / 24 hours;
+    # None: no cap. Over the cap a message waits (`scheduled`, "sender cap reached").
+    send_limit_per_hour: int | None = Field(default=None, ge=1)
+    send_limit_per_day: int | None = Field(default=None, ge=1)
     worker_in_process: bool | None = None
     # The worker: how long a claimed job stays a worker's without a sign of life (a killed
     # worker's job is taken over after this), and how often an idle worker looks for due work

@@ -1,13 +1,19 @@
 """`Idempotency-Key` for Engage sends (contract §6), held in the database so that it works
 across processes and machines.
 
-1. `claim` records the key as in flight in its own short transaction (the unique constraint on
-   (organization, token, operation, key) lets exactly one concurrent request win), or answers
-   what an earlier use decides: a replay, 409 `payload_mismatch` or 409 `in_flight`.
-2. The operation runs in the request's transaction; `finish` writes its status and body into the
-   record in that same transaction, so the outbox rows and the stored result commit together.
-3. A 4xx is stored (in its own transaction, the request's being rolled back) and replayed; a 5xx,
-   or a 429 that says "try later", releases the key.
+One transaction per request: the request's own.
+1. `_look` reads the key's record (and, on PostgreSQL, takes a transaction-level advisory lock
+   on the key in the same statement): a finished record is replayed, another body is 409
+   `payload_mismatch`, a record in flight or a lock held by another request is 409
+   `in_flight`.
+2. The operation runs, and its status and body are inserted as the key's record in the same
+   transaction, so the outbox rows and the stored result commit together (or neither does).
+   The unique constraint on (organization, token, operation, key) is what makes concurrent
+   requests meet on SQLite, and the last word anywhere: the loser rolls back and looks again.
+3. A 4xx is stored (in its own transaction, the request's being rolled back) and replayed; a
+   5xx, or a 429 that says "try later", stores nothing, so the key is free again.
+
+(It was three transactions: the authentication's, the in-flight record's, the operation's.)
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from typing import Any
 
 import orjson
 from fastapi import Request
-from sqlalchemy import delete, select, update
+from sqlalchemy import and_, delete, func, literal, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import JSONResponse
@@ -62,93 +68,91 @@ class Replay:
     body: dict[str, Any]
 
 
-async def claim(
-    maker: async_sessionmaker[AsyncSession],
-    ctx: RequestContext,
-    operation: str,
-    key: str,
-    print_: str,
-) -> uuid.UUID | Replay:
-    """Record the key as in flight and return the record's id, or what the earlier use says."""
-    scope = (
+def _scope(ctx: RequestContext, operation: str, key: str) -> tuple[Any, ...]:
+    return (
         IdempotencyRecord.organization_id == ctx.organization_id,
         IdempotencyRecord.token_id == ctx.principal.token_id,
         IdempotencyRecord.operation == operation,
         IdempotencyRecord.key == key,
     )
-    for _ in range(3):
-        now = utcnow()
-        async with maker() as session:
-            record = IdempotencyRecord(
-                organization_id=ctx.organization_id,
-                token_id=ctx.principal.token_id,
-                operation=operation,
-                key=key,
-                fingerprint=print_,
-                state="in_flight",
-                locked_at=now,
-                created_at=now,
-                expires_at=now + EXPIRY,
+
+
+def _lock_key(ctx: RequestContext, operation: str, key: str) -> int:
+    scope = f"{ctx.organization_id}\n{ctx.principal.token_id}\n{operation}\n{key}"
+    return int.from_bytes(hashlib.sha256(scope.encode()).digest()[:8], "big", signed=True)
+
+
+IN_FLIGHT = "A request with this Idempotency-Key is still being processed."
+
+
+async def _look(
+    session: AsyncSession, ctx: RequestContext, operation: str, key: str, print_: str
+) -> Replay | None:
+    """What an earlier use of the key decides (a replay, or a 409), or None: go ahead. On
+    PostgreSQL the key's advisory lock is taken in the same statement and held to the end of
+    the request's transaction."""
+    now = utcnow()
+    scope = _scope(ctx, operation, key)
+    if session.get_bind().dialect.name == "postgresql":
+        locked = func.pg_try_advisory_xact_lock(_lock_key(ctx, operation, key)).label("locked")
+        row = (
+            await session.execute(
+                select(locked, IdempotencyRecord)
+                .select_from(select(literal(1).label("one")).subquery())
+                .outerjoin(IdempotencyRecord, and_(*scope))
             )
-            session.add(record)
-            try:
-                await session.commit()
-                return record.id
-            except IntegrityError:
-                await session.rollback()
-            existing = (
-                await session.execute(select(IdempotencyRecord).where(*scope))
-            ).scalar_one_or_none()
-            if existing is None:
-                continue  # released or pruned in between: try again
-            if existing.expires_at <= now:
-                await _delete_if(session, existing.id, existing.locked_at)
-                continue
-            if existing.fingerprint != print_:
-                raise Conflict(
-                    "This Idempotency-Key was used with a different request body.",
-                    details={"reason": "payload_mismatch"},
-                )
-            if existing.state == "done" and existing.status_code is not None:
-                return Replay(existing.status_code, existing.response_body or {})
-            if now - existing.locked_at > STALE_AFTER:
-                await _delete_if(session, existing.id, existing.locked_at)
-                continue
-            raise Conflict(
-                "A request with this Idempotency-Key is still being processed.",
-                details={"reason": "in_flight"},
-            )
-    raise Conflict(
-        "A request with this Idempotency-Key is still being processed.",
-        details={"reason": "in_flight"},
+        ).one()
+        if not row.locked:
+            raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
+        existing = row.IdempotencyRecord
+    else:
+        found = select(IdempotencyRecord).where(*scope)
+        existing = (await session.execute(found)).scalar_one_or_none()
+    if existing is None:
+        return None
+    if existing.expires_at <= now:
+        await _delete_if(session, existing.id, existing.locked_at)
+        return None
+    if existing.fingerprint != print_:
+        raise Conflict(
+            "This Idempotency-Key was used with a different request body.",
+            details={"reason": "payload_mismatch"},
+        )
+    if existing.state == "done" and existing.status_code is not None:
+        return Replay(existing.status_code, existing.response_body or {})
+    if now - existing.locked_at > STALE_AFTER:  # an in-flight record of a request that died
+        await _delete_if(session, existing.id, existing.locked_at)
+        return None
+    raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
+
+
+def _record(
+    ctx: RequestContext, operation: str, key: str, print_: str, status: int, body: dict[str, Any]
+) -> IdempotencyRecord:
+    now = utcnow()
+    return IdempotencyRecord(
+        organization_id=ctx.organization_id,
+        token_id=ctx.principal.token_id,
+        operation=operation,
+        key=key,
+        fingerprint=print_,
+        state="done",
+        status_code=status,
+        response_body=body,
+        locked_at=now,
+        created_at=now,
+        expires_at=now + EXPIRY,
     )
 
 
 async def _delete_if(session: AsyncSession, record_id: uuid.UUID, locked_at: datetime) -> None:
-    """Remove an expired or abandoned record, unless someone else already took it over."""
+    """Remove an expired or abandoned record (in the request's transaction), unless someone
+    else already took it over."""
     await session.execute(
         delete(IdempotencyRecord).where(
             IdempotencyRecord.id == record_id, IdempotencyRecord.locked_at == locked_at
         )
     )
-    await session.commit()
-
-
-async def finish(
-    session: AsyncSession, record_id: uuid.UUID, status: int, body: dict[str, Any]
-) -> None:
-    """Store the result in the given session's transaction."""
-    await session.execute(
-        update(IdempotencyRecord)
-        .where(IdempotencyRecord.id == record_id)
-        .values(state="done", status_code=status, response_body=body)
-    )
-
-
-async def release(maker: async_sessionmaker[AsyncSession], record_id: uuid.UUID) -> None:
-    async with maker() as session:
-        await session.execute(delete(IdempotencyRecord).where(IdempotencyRecord.id == record_id))
-        await session.commit()
 
 
 async def prune_expired(session: AsyncSession) -> int:
@@ -181,29 +185,52 @@ async def run_idempotent(
     except orjson.JSONDecodeError as exc:  # pragma: no cover - FastAPI rejected it already
         raise ValidationFailed("Malformed JSON.") from exc
     print_ = fingerprint(body, path_params)
-    # Authentication may have written (an API key's last use); commit it now, so that this
-    # session holds no write lock while `claim` writes on its own connection (SQLite).
-    if session.in_transaction():
-        await session.commit()
     maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
-    claimed = await claim(maker, ctx, operation, key, print_)
-    if isinstance(claimed, Replay):
-        return JSONResponse(claimed.body, claimed.status, headers={REPLAYED_HEADER: "true"})
-    try:
-        status, payload = await execute()
-        await finish(session, claimed, status, payload)
-        await session.commit()
-    except AppError as exc:
-        await session.rollback()
-        if _releases(exc):
-            await release(maker, claimed)
-        else:
-            async with maker() as own:
-                await finish(own, claimed, exc.status, exc.envelope())
-                await own.commit()
-        raise
-    except BaseException:
-        await session.rollback()
-        await release(maker, claimed)
-        raise
-    return JSONResponse(payload, status)
+    for _ in range(3):
+        try:
+            replay = await _look(session, ctx, operation, key, print_)
+            if replay is not None:
+                await session.commit()  # what authentication wrote (an API key's last use)
+                return JSONResponse(replay.body, replay.status, headers={REPLAYED_HEADER: "true"})
+            status, payload = await execute()
+            await session.flush()  # the operation's own errors surface here, not below
+            session.add(_record(ctx, operation, key, print_, status, payload))
+            try:
+                await session.commit()
+            except IntegrityError:
+                # Another request with this key committed first (SQLite, or a lock-free
+                # race): this one's work is rolled back, and the key's record answers it.
+                await session.rollback()
+                continue
+        except AppError as exc:
+            await session.rollback()
+            own = isinstance(exc, Conflict) and exc.details.get("reason") in _OWN_CONFLICTS
+            if not own and not _releases(exc):
+                await _store_error(maker, ctx, operation, key, print_, exc)
+            raise
+        except BaseException:
+            await session.rollback()
+            raise
+        return JSONResponse(payload, status)
+    raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
+
+
+# The key's own answers (not the operation's): never stored as its result.
+_OWN_CONFLICTS = frozenset({"in_flight", "payload_mismatch"})
+
+
+async def _store_error(
+    maker: async_sessionmaker[AsyncSession],
+    ctx: RequestContext,
+    operation: str,
+    key: str,
+    print_: str,
+    exc: AppError,
+) -> None:
+    """A 4xx answer is the key's result: stored (own transaction) and replayed."""
+    async with maker() as own:
+        own.add(_record(ctx, operation, key, print_, exc.status, exc.envelope()))
+        try:
+            await own.commit()
+        except IntegrityError:  # a concurrent request with the key stored its answer first
+            await own.rollback()

@@ -27,11 +27,13 @@ class SmtpSink:
 
     refusals: list[str] = field(default_factory=list)
     received: list[EmailMessage] = field(default_factory=list)
+    raw: list[bytes] = field(default_factory=list)  # the bytes of each accepted DATA
     port: int = 0
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refusals:
             return self.refusals.pop(0)
+        self.raw.append(envelope.original_content)
         self.received.append(
             message_from_bytes(envelope.original_content, policy=policy.default)  # type: ignore[arg-type]
         )

@@ -25,6 +25,7 @@ from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import Account, BuyingGroup, default_buying_group_name
 from salesplan.organizations.repository import MembershipRepository
 from salesplan.organizations.service import check_owner
+from salesplan.webhooks import events
 
 
 async def list_accounts(
@@ -92,7 +93,13 @@ async def create_account(session: AsyncSession, ctx: RequestContext, data: Accou
     session.add(account)
     session.add(BuyingGroup(**_default_group(ctx, account.id, account.name, utcnow())))
     await flush_or_conflict(session, data.crm_id, "account")
+    await _event(session, ctx, "account.created", account)
     return account
+
+
+async def _event(session: AsyncSession, ctx: RequestContext, type_: str, account: Account) -> None:
+    """The change's webhook event, in its transaction (contract §13)."""
+    await events.changed(session, ctx, type_, AccountOut, account)
 
 
 async def replace_account(
@@ -102,6 +109,7 @@ async def replace_account(
     await check_owner(session, ctx, data.owner_id)
     apply(account, data.model_dump())
     await flush_or_conflict(session, data.crm_id, "account")
+    await _event(session, ctx, "account.updated", account)
     return account
 
 
@@ -115,12 +123,16 @@ async def patch_account(
         await check_owner(session, ctx, sent["owner_id"])
     apply(account, sent)
     await flush_or_conflict(session, account.crm_id, "account")
+    await _event(session, ctx, "account.updated", account)
     return account
 
 
 async def delete_account(session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID) -> None:
-    archive(await get_account(session, ctx, account_id))
-    await session.flush()
+    account = await get_account(session, ctx, account_id)
+    if account.archived_at is None:
+        archive(account)
+        await session.flush()
+        await _event(session, ctx, "account.deleted", account)
 
 
 # --- bulk -------------------------------------------------------------------------------------

@@ -24,6 +24,8 @@ APPROVED_SCOPES: tuple[str, ...] = (
     "plans:delete",
     "calendar:read",
     "calendar:write",
+    "webhooks:read",
+    "webhooks:write",
 )
 
 # What an MCP client is asked for when it has no scope of its own (the /mcp 401's `scope`).
@@ -51,6 +53,8 @@ SCOPE_DESCRIPTIONS: dict[str, str] = {
     "plans:delete": "Archive plans, milestones, goals and tasks",
     "calendar:read": "View synced calendar events",
     "calendar:write": "Update your synced calendar events",
+    "webhooks:read": "List webhook endpoints and their delivery attempts (admins)",
+    "webhooks:write": "Create, change, delete and replay webhook endpoints (admins)",
 }
 
 

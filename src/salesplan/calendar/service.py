@@ -51,6 +51,7 @@ from salesplan.models.calendar import (
     CalendarConnection,
     CalendarEvent,
 )
+from salesplan.webhooks import events as webhook_events
 from salesplan.worker.context import wake_worker
 
 
@@ -344,6 +345,9 @@ async def update_event(
     apply_values(event, values)
     event.updated_at = utcnow()
     await events.flush(event)
+    await webhook_events.record(
+        session, ctx.organization_id, "calendar_event.updated", lambda: EventOut.of(event)
+    )
     return event
 
 

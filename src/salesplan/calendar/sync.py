@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,10 +32,12 @@ from salesplan.calendar.crypto import decrypt_password
 from salesplan.calendar.ical import Instance, parse_instances
 from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure, SyncTokenInvalid
 from salesplan.calendar.provider import call as provider_call
+from salesplan.calendar.schemas import EventOut
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
 from salesplan.models.crm import Account, Contact
+from salesplan.webhooks import events as webhook_events
 from salesplan.worker.context import WorkerContext
 
 log = logging.getLogger("salesplan.calendar.sync")
@@ -278,27 +280,37 @@ async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: 
     by_key = {(r.uid, r.recurrence_key): r for r in existing}
     emails = {a["email"] for _, _, inst in incoming.values() for a in inst.attendees}
     links = await _account_links(session, conn.organization_id, emails)
+    changes: list[tuple[str, CalendarEvent]] = []  # webhook events (contract §13)
     for key, (href, etag, inst) in incoming.items():
         values = event_values(inst, href, etag, links)
         row = by_key.pop(key, None)
         if row is None:
-            session.add(
-                CalendarEvent(
-                    organization_id=conn.organization_id,
-                    connection_id=conn.id,
-                    user_id=conn.user_id,
-                    uid=inst.uid,
-                    recurrence_key=inst.recurrence_key,
-                    **values,
-                )
+            row = CalendarEvent(
+                organization_id=conn.organization_id,
+                connection_id=conn.id,
+                user_id=conn.user_id,
+                uid=inst.uid,
+                recurrence_key=inst.recurrence_key,
+                **values,
             )
-        else:
-            apply_values(row, values)
+            session.add(row)
+            changes.append(("calendar_event.created", row))
+        elif apply_values(row, values):
+            changes.append(("calendar_event.updated", row))
     for row in by_key.values():
         if row.href in touched:  # its object is gone, or no longer holds this instance
+            changes.append(("calendar_event.deleted", row))
             await session.delete(row)
     await session.flush()
+    await webhook_events.record_many(
+        session,
+        [(conn.organization_id, kind, _event_out(row)) for kind, row in changes],
+    )
     return len(incoming)
+
+
+def _event_out(row: CalendarEvent) -> Callable[[], EventOut]:
+    return lambda: EventOut.of(row)
 
 
 async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:

@@ -80,6 +80,7 @@ def serve(
     import uvicorn
 
     settings = Settings()
+    check_dkim(settings)
     if workers > 1 and settings.is_sqlite:
         fail("--workers above 1 needs PostgreSQL (SALESPLAN_DATABASE_URL).")
     if workers > 1 and not settings.redis_url:
@@ -102,6 +103,16 @@ def serve(
         log_level=settings.log_level,
         proxy_headers=False,  # the app's own, from SALESPLAN_TRUSTED_PROXIES only
     )
+
+
+def check_dkim(settings: Settings) -> None:
+    """A configured DKIM key that does not load stops the command at start (contract §14)."""
+    from salesplan.engage.delivery.dkim import DkimKeyError, load_signer
+
+    try:
+        load_signer(settings)
+    except DkimKeyError as exc:
+        fail(str(exc))
 
 
 SERVED_ORIGIN = "served-origin"
@@ -174,6 +185,7 @@ def worker() -> None:
     from salesplan.worker.loop import run_standalone
 
     settings = Settings()
+    check_dkim(settings)
     logging.basicConfig(level=settings.log_level.upper())
     asyncio.run(run_standalone(settings))
 

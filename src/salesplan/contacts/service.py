@@ -21,6 +21,7 @@ from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
 from salesplan.kit.zones import check_zone, zone
 from salesplan.models.crm import Account, Contact
+from salesplan.webhooks import events
 
 
 async def list_account_contacts(
@@ -78,7 +79,9 @@ async def create_contact(
     await get_scoped(session, Account, ctx, account_id)
     check_zone(data.time_zone, "timeZone")
     contact = Contact(account_id=account_id, **data.model_dump())
-    return await ContactRepository(session, ctx).insert(contact)
+    await ContactRepository(session, ctx).insert(contact)
+    await events.changed(session, ctx, "contact.created", ContactOut, contact)
+    return contact
 
 
 async def replace_contact(
@@ -92,7 +95,9 @@ async def replace_contact(
     if account_id is not None and account_id != contact.account_id:
         await referenced(session, Account, ctx, account_id, "accountId")
         contact.account_id = account_id
-    return await contacts.update(contact, fields)
+    await contacts.update(contact, fields)
+    await events.changed(session, ctx, "contact.updated", ContactOut, contact)
+    return contact
 
 
 async def patch_contact(
@@ -109,12 +114,17 @@ async def patch_contact(
         if account_id != contact.account_id:
             await referenced(session, Account, ctx, account_id, "accountId")
             contact.account_id = account_id
-    return await contacts.update(contact, sent)
+    await contacts.update(contact, sent)
+    await events.changed(session, ctx, "contact.updated", ContactOut, contact)
+    return contact
 
 
 async def delete_contact(session: AsyncSession, ctx: RequestContext, contact_id: uuid.UUID) -> None:
     contacts = ContactRepository(session, ctx)
-    await contacts.archive(await contacts.get(contact_id))
+    contact = await contacts.get(contact_id)
+    if contact.archived_at is None:
+        await contacts.archive(contact)
+        await events.changed(session, ctx, "contact.deleted", ContactOut, contact)
 
 
 async def bulk_create_contacts(

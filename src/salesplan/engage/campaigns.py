@@ -37,6 +37,7 @@ from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.zones import zone
 from salesplan.models.engage import SKIP_REASONS, EngageCampaign, EngageEnrollmentJob, EngageList
+from salesplan.webhooks import events
 from salesplan.worker.context import wake_worker
 
 # PATCH may move a campaign only along these edges. Only startEngageCampaign schedules steps: a
@@ -188,6 +189,8 @@ async def update_campaign(
             await sequence.release(session, campaign.id)
         elif new_status == "completed":
             await sequence.stop_campaign(session, campaign.id)
+    if new_status == "completed":
+        await events.changed(session, ctx, "engage_campaign.completed", CampaignOut, campaign)
     return campaign
 
 

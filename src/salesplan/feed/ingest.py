@@ -3,8 +3,8 @@
 - engage replies and calendar events, through an ORM flush hook (`install`), so that the engage
   and calendar code paths need not know about the feed;
 - outbound engage messages (EMAIL) when they are sent, not when they are queued: the delivery
-  worker calls `engage_message_sent` in the transaction that marks the message `sent`, so a
-  scheduled, cancelled or failed message never shows in an inbox;
+  worker calls `engage_messages_sent` (a group at a time, set-based) in the transaction that
+  marks the messages `sent`, so a scheduled, cancelled or failed message never shows in an inbox;
 - Slack messages, from the signed `/inbound/slack` route.
 
 Each message is stored once (unique `source_key`, INSERT … ON CONFLICT DO NOTHING), and its
@@ -238,6 +238,132 @@ def engage_message_sent(
             author_participates=False,
             participants=[(m.to_address, None)] if m.to_address else [],
         ),
+    )
+
+
+def engage_messages_sent(
+    conn: Connection, messages: list[EngageMessage], sent_at: datetime, sender: str = ""
+) -> None:
+    """`engage_message_sent` for a batch the delivery worker just sent, set-based: one
+    multi-row statement per table (threads, messages, participants) instead of three to five
+    statements a message. Idempotent like `record`: a message already in the feed (its
+    `source_key`) is skipped, and a thread's counters move only for messages that are new."""
+    mails = [m for m in messages if m.channel == "EMAIL"]
+    if not mails:
+        return
+    st = _statements(conn.dialect.name)
+    name, address = parseaddr(sender)
+    author_email, author_name = address.lower()[:320] or None, name[:320] or None
+    now = utcnow()
+    # Each outbound engage mail opens its own thread (keyed by its Message-ID), with the
+    # mail counted in it; a thread that exists already (a re-recorded mail) is looked up.
+    threads = [
+        {
+            "id": uuid7(),
+            "organization_id": m.organization_id,
+            "kind": "email",
+            "thread_key": m.rfc_message_id,
+            "subject": m.subject,
+            "snippet": snippet(m.body or ""),
+            "message_count": 1,
+            "last_activity_at": sent_at,
+            "last_inbound_at": None,
+            "last_outbound_at": sent_at,
+            "calendar_event_id": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for m in mails
+    ]
+    t = _THREADS.c
+    by_key: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
+    created: set[uuid.UUID] = set()
+    for row in conn.execute(_new_threads_statement(conn.dialect.name), threads):
+        by_key[(row.organization_id, row.thread_key)] = row.id
+        created.add(row.id)
+    missing = [
+        m.rfc_message_id for m in mails if (m.organization_id, m.rfc_message_id) not in by_key
+    ]
+    if missing:
+        found = select(t.id, t.organization_id, t.thread_key).where(
+            t.kind == "email", t.thread_key.in_(missing)
+        )
+        for row in conn.execute(found):
+            by_key[(row.organization_id, row.thread_key)] = row.id
+    rows = []
+    thread_of: dict[str, uuid.UUID] = {}
+    for m in mails:
+        thread_id = by_key[(m.organization_id, m.rfc_message_id)]
+        source_key = f"engage_message:{m.id}"
+        thread_of[source_key] = thread_id
+        rows.append(
+            {
+                "id": uuid7(),
+                "organization_id": m.organization_id,
+                "thread_id": thread_id,
+                "kind": "email",
+                "direction": "outbound",
+                "source_key": source_key,
+                "author_email": author_email,
+                "author_name": author_name,
+                "subject": m.subject,
+                "text": m.body or "",
+                "occurred_at": sent_at,
+                "slack_channel": None,
+                "slack_ts": None,
+                "created_at": now,
+            }
+        )
+    new = [r.source_key for r in conn.execute(_new_messages_statement(conn.dialect.name), rows)]
+    if not new:
+        return
+    by_source = {f"engage_message:{m.id}": m for m in mails}
+    bumps = []
+    people = {}
+    for source_key in new:
+        m, thread_id = by_source[source_key], thread_of[source_key]
+        if thread_id not in created:  # a new message in a thread that was there already
+            bumps.append(
+                {
+                    "p_thread": thread_id,
+                    "p_at": sent_at,
+                    "p_snippet": snippet(m.body or ""),
+                    "p_subject": m.subject,
+                    "p_now": now,
+                }
+            )
+        address_to = (m.to_address or "").strip().lower()
+        if "@" in address_to:
+            people[(thread_id, address_to)] = {
+                "thread_id": thread_id,
+                "email": address_to[:320],
+                "organization_id": m.organization_id,
+                "domain": address_to.rsplit("@", 1)[1][:255],
+                "name": None,
+            }
+    if bumps:
+        conn.execute(st.bump_thread["outbound"], bumps)
+    if people:
+        conn.execute(st.participants, list(people.values()))
+
+
+@functools.cache
+def _new_threads_statement(dialect: str) -> Any:
+    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
+    return (
+        insert(_THREADS)
+        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
+        .returning(_THREADS.c.id, _THREADS.c.organization_id, _THREADS.c.thread_key)
+    )
+
+
+@functools.cache
+def _new_messages_statement(dialect: str) -> Any:
+    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
+    return (
+        insert(_MESSAGES)
+        .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
+        .returning(_MESSAGES.c.source_key)
     )
 
 

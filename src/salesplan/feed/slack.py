@@ -26,6 +26,9 @@ from salesplan.engage.delivery.integrations import slack_signing_secret
 from salesplan.errors import PayloadTooLarge, Unauthorized, ValidationFailed
 from salesplan.feed.ingest import Incoming, record
 from salesplan.feed.repository import is_own_address
+from salesplan.feed.schemas import FeedMessageOut
+from salesplan.models.feed import FeedMessage
+from salesplan.webhooks import events
 
 router = APIRouter(include_in_schema=False)
 
@@ -88,32 +91,43 @@ async def store_event(
     name = profile.get("real_name") or profile.get("display_name") or profile.get("name")
     text = str(event.get("text") or "")
 
-    def write(sync_session: Any) -> bool:
+    def write(sync_session: Any) -> uuid.UUID | None:
         conn = sync_session.connection()
         inbound = email is None or not is_own_address(conn, organization_id, email)
-        return (
-            record(
-                conn,
-                Incoming(
-                    organization_id=organization_id,
-                    kind="slack",
-                    thread_key=f"{channel}:{thread_ts}",
-                    source_key=f"slack:{event_id[:200]}",
-                    direction="inbound" if inbound else "outbound",
-                    occurred_at=_ts_datetime(ts),
-                    text=text,
-                    subject=None,
-                    author_email=email,
-                    author_name=str(name)[:320] if name else None,
-                    slack_channel=channel or None,
-                    slack_ts=ts or None,
-                ),
-            )
-            is not None
+        return record(
+            conn,
+            Incoming(
+                organization_id=organization_id,
+                kind="slack",
+                thread_key=f"{channel}:{thread_ts}",
+                source_key=f"slack:{event_id[:200]}",
+                direction="inbound" if inbound else "outbound",
+                occurred_at=_ts_datetime(ts),
+                text=text,
+                subject=None,
+                author_email=email,
+                author_name=str(name)[:320] if name else None,
+                slack_channel=channel or None,
+                slack_ts=ts or None,
+            ),
         )
 
-    stored: bool = await session.run_sync(write)
-    return stored
+    message_id: uuid.UUID | None = await session.run_sync(write)
+    if message_id is None:
+        return False
+    # Webhooks (contract §13): the message as the thread reads answer it.
+    await events.record(
+        session, organization_id, "feed_message.received", lambda: _message(session, message_id)
+    )
+    return True
+
+
+async def _message(session: AsyncSession, message_id: uuid.UUID) -> FeedMessageOut:
+    from salesplan.feed.service import message_out
+
+    found = await session.get(FeedMessage, message_id)
+    assert found is not None
+    return message_out(found)
 
 
 @router.post("/inbound/slack", openapi_extra=public())

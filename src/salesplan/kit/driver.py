@@ -140,6 +140,26 @@ class DriverStatement:
         row = await self.fetchrow(conn, params)
         return None if row is None else row[0]
 
+    async def executemany(
+        self, db: AsyncConnection | AsyncSession, rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Run the statement once per parameter set, in one hand-off to the driver (asyncpg
+        pipelines them: one round trip)."""
+        conn = await self._conn(db)
+        name = conn.dialect.name
+        if name not in ("postgresql", "sqlite"):
+            await conn.execute(self.statement, list(rows))
+            return
+        compiled = self._compiled(conn)
+        args = [compiled.args(row) for row in rows]
+        raw = await conn.get_raw_connection()
+        try:
+            await raw.driver_connection.executemany(compiled.sql, args)  # type: ignore[union-attr]
+        except Exception as exc:
+            if name == "postgresql" and _connection_lost(exc):
+                await conn.invalidate(exc)
+            raise
+
     async def _on_asyncpg(
         self, conn: AsyncConnection, method: str, params: Mapping[str, Any]
     ) -> Any:

@@ -38,6 +38,7 @@ from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
+from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
     "Account",
@@ -81,6 +82,9 @@ __all__ = [
     "SenderPause",
     "User",
     "WebSession",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
 ]
 
 # The feed's flush hook: engage messages, replies and calendar events reach the inbox in the

@@ -61,6 +61,9 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
         Index("ix_engage_messages_rfc_message_id", "rfc_message_id", unique=True),
         # A suppression's waiting messages: one indexed equality on the parsed address.
         Index("ix_engage_messages_org_to_mailbox", "organization_id", "to_mailbox"),
+        # Sender caps (contract §14): what one From address sent in a window, and what it has
+        # in flight (claimed, `sent_at` still null), counted from the index.
+        Index("ix_engage_messages_from_sent", "from_address", "sent_at"),
     )
 
     channel: Mapped[str] = mapped_column(String(16))
@@ -93,6 +96,8 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
     # replies and DSNs are threaded by.
     rfc_message_id: Mapped[str] = mapped_column(String(255))
     sent_at: Mapped[datetime | None] = mapped_column(default=None)
+    # EMAIL: the From address (mailbox) while claimed and once sent; null otherwise.
+    from_address: Mapped[str | None] = mapped_column(String(320), default=None)
     delivered_at: Mapped[datetime | None] = mapped_column(default=None)
     bounced_at: Mapped[datetime | None] = mapped_column(default=None)
     opened_at: Mapped[datetime | None] = mapped_column(default=None)

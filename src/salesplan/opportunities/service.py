@@ -15,8 +15,9 @@ from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.crm import Account, Opportunity
 from salesplan.opportunities.repository import OpportunityRepository
-from salesplan.opportunities.schemas import OpportunityIn, OpportunityPatch
+from salesplan.opportunities.schemas import OpportunityIn, OpportunityOut, OpportunityPatch
 from salesplan.organizations.service import check_owner
+from salesplan.webhooks import events
 
 
 async def list_opportunities(
@@ -58,7 +59,9 @@ async def create_opportunity(
     await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
     opp = Opportunity(**_normalize(data.model_dump()))
-    return await OpportunityRepository(session, ctx).insert(opp)
+    await OpportunityRepository(session, ctx).insert(opp)
+    await events.changed(session, ctx, "opportunity.created", OpportunityOut, opp)
+    return opp
 
 
 async def replace_opportunity(
@@ -69,7 +72,9 @@ async def replace_opportunity(
     if data.account_id != opp.account_id:
         await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
-    return await opportunities.update(opp, _normalize(data.model_dump()))
+    await opportunities.update(opp, _normalize(data.model_dump()))
+    await events.changed(session, ctx, "opportunity.updated", OpportunityOut, opp)
+    return opp
 
 
 async def patch_opportunity(
@@ -83,11 +88,16 @@ async def patch_opportunity(
         await referenced(session, Account, ctx, sent["account_id"], "accountId")
     if sent.get("owner_id") is not None:
         await check_owner(session, ctx, sent["owner_id"])
-    return await opportunities.update(opp, _normalize(sent))
+    await opportunities.update(opp, _normalize(sent))
+    await events.changed(session, ctx, "opportunity.updated", OpportunityOut, opp)
+    return opp
 
 
 async def delete_opportunity(
     session: AsyncSession, ctx: RequestContext, opportunity_id: uuid.UUID
 ) -> None:
     opportunities = OpportunityRepository(session, ctx)
-    await opportunities.archive(await opportunities.get(opportunity_id))
+    opp = await opportunities.get(opportunity_id)
+    if opp.archived_at is None:
+        await opportunities.archive(opp)
+        await events.changed(session, ctx, "opportunity.deleted", OpportunityOut, opp)

@@ -41,7 +41,8 @@ from salesplan.plans.schemas import (
     PlanUpdate,
 )
 from salesplan.plans.tasks import task_row
-from salesplan.plans.views import INCLUDABLE
+from salesplan.plans.views import INCLUDABLE, plan_view
+from salesplan.webhooks import events
 
 
 @dataclass(frozen=True)
@@ -231,7 +232,18 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
     for t in body.tasks or []:
         session.add(task_row(t, plan, ctx))
     await session.flush()
+    await _event(session, ctx, "plan.created", plan.id)
     return plan.id
+
+
+async def _event(
+    session: AsyncSession, ctx: RequestContext, type_: str, plan_id: uuid.UUID
+) -> None:
+    """The change's webhook event, in its transaction (contract §13): the plan as getPlan
+    answers it, rendered only when an endpoint receives it."""
+    await events.record(
+        session, ctx.organization_id, type_, lambda: plan_view(session, ctx, plan_id)
+    )
 
 
 async def update_plan(
@@ -255,6 +267,7 @@ async def update_plan(
         attach(plan, await resolve_entity(session, ctx, entity_type, entity_id))
     plan.updated_at = utcnow()
     await session.flush()
+    await _event(session, ctx, "plan.updated", plan_id)
 
 
 async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
@@ -262,6 +275,7 @@ async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
     if plan.archived_at is None:
         plan.archived_at = utcnow()
         await session.flush()
+        await _event(session, ctx, "plan.deleted", plan_id)
 
 
 async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
@@ -270,3 +284,4 @@ async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
         plan.archived_at = None
         plan.updated_at = utcnow()
         await session.flush()
+        await _event(session, ctx, "plan.updated", plan_id)

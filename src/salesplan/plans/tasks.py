@@ -5,7 +5,7 @@ Services never commit; they flush so that the renderers read what was written.""
 from __future__ import annotations
 
 import uuid
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -31,6 +31,8 @@ from salesplan.plans.schemas import (
     TaskFields,
     TaskUpdate,
 )
+from salesplan.plans.views import task_view
+from salesplan.webhooks import events
 
 TASK_SORT = {
     "createdAt": repo.T.c.created_at,
@@ -60,6 +62,12 @@ async def create_task(
     row = task_row(body, plan, ctx, milestone_id=body.milestone_id)
     session.add(row)
     await session.flush()
+    await events.record(
+        session,
+        ctx.organization_id,
+        "plan_task.created",
+        lambda: task_view(session, ctx, plan_id, row.id),
+    )
     return row.id
 
 
@@ -103,10 +111,15 @@ async def update_task_at_once(
     sent: dict[str, Any] = body.sent()
     if conn.dialect.name != "postgresql" or _may_be_refused(sent):
         return None
+    if await events.has_subscribers(conn, ctx.organization_id, _TASK_EVENTS):
+        return None  # its event is recorded in `update_task`'s transaction
     params = _params(ctx, plan_id, task_id)
     _set(params, sent)
     row = await repo.task_update_at_once(frozenset(sent)).fetchrow(conn, params)
     return None if row is None else task_dict(row)
+
+
+_TASK_EVENTS = ("plan_task.updated", "plan_task.completed")
 
 
 def _may_be_refused(sent: dict[str, Any]) -> bool:
@@ -149,7 +162,15 @@ async def update_task(
     row = await repo.task_update(frozenset(sent)).fetchrow(conn, params)
     if row is None:
         raise not_found(PlanTask, task_id)
-    return task_dict(row)
+    task = task_dict(row)
+    # Completed now: completedAt is this write's own stamp (kept when it already was).
+    completed_at = task.get("completedAt")
+    if isinstance(completed_at, datetime) and completed_at.tzinfo is None:
+        completed_at = completed_at.replace(tzinfo=UTC)  # SQLite's naive UTC
+    completed = sent.get("completed") is True and completed_at == params["new_updated_at"]
+    kind = "plan_task.completed" if completed else "plan_task.updated"
+    await events.record(conn, ctx.organization_id, kind, task)
+    return task
 
 
 async def list_my_tasks(

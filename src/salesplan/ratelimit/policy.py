@@ -22,6 +22,7 @@ DEFAULT_LIMITS: dict[str, tuple[int | None, int | None]] = {
     "engage_analytics": (20, None),
     "plans": (90, 45),
     "calendar": (60, 30),
+    "webhooks": (60, 30),
 }
 
 GROUPS = tuple(DEFAULT_LIMITS)

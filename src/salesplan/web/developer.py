@@ -31,6 +31,8 @@ from salesplan.web.integrations import integration_rows
 from salesplan.web.pages import render
 from salesplan.web.session import flash as _flash
 from salesplan.web.session import session_row
+from salesplan.web.webhooks import webhook_rows
+from salesplan.webhooks.events import EVENT_TYPES
 
 router = APIRouter(include_in_schema=False)
 
@@ -144,6 +146,8 @@ async def developer_settings(
             "groups": scope_groups(APPROVED_SCOPES),
             "api_base": request.app.state.settings.api_base_url,
             "integrations": await integration_rows(session, user.id),
+            "webhooks": await webhook_rows(session, user.id),
+            "webhook_event_types": EVENT_TYPES,
             "origin": request.app.state.settings.public_url,
         },
     )

@@ -11,11 +11,14 @@ def job_kinds() -> list[JobKind]:
     from salesplan.engage.delivery.campaigns import run_campaign_steps
     from salesplan.engage.delivery.worker import run_delivery
     from salesplan.engage.enrollment import run_enrollment_jobs
+    from salesplan.webhooks.delivery import run_webhook_delivery, run_webhook_prune
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
         run_delivery,
         run_campaign_steps,
         run_calendar_sync,
+        run_webhook_delivery,
+        run_webhook_prune,
     ]
     return kinds

@@ -36,6 +36,7 @@ from salesplan.engage import render as merge
 from salesplan.engage.delivery import windows
 from salesplan.engage.delivery.sequence import LIVE, OrganizationScope
 from salesplan.engage.delivery.service import fail_unrendered, outbox_message
+from salesplan.engage.schemas import CampaignOut
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.scoping import TenantScope, scoped
@@ -48,6 +49,7 @@ from salesplan.models.engage import (
     EngageTemplate,
 )
 from salesplan.models.identity import Organization, User
+from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext, wake_worker
 
 log = logging.getLogger("salesplan.worker.campaigns")
@@ -91,6 +93,7 @@ async def start_campaign(
     campaign.started_by_id = ctx.user_id
     campaign.updated_at = now
     await session.flush()
+    await events.changed(session, ctx, "engage_campaign.started", CampaignOut, campaign)
     started = 0
     skipped: Counter[str] = Counter()
     last: uuid.UUID | None = None

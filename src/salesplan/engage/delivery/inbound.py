@@ -26,6 +26,7 @@ from salesplan.kit.email import mailbox
 from salesplan.kit.scoping import scoped
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
+from salesplan.webhooks import events
 
 log = logging.getLogger("salesplan.engage.inbound")
 
@@ -252,6 +253,7 @@ async def _delivery_status(
             message.status = "delivered"
             message.delivered_at = message.delivered_at or now
     await session.flush()
+    await events.record_engage_message_change(session, message, now)  # webhooks (contract §13)
 
 
 def _part_text(mail: EmailMessage, subtype: str) -> str | None:
@@ -332,6 +334,7 @@ async def _reply(
         # An auto-reply is listed but answers nothing (contract §14): no repliedAt, not
         # counted as replied, the sequence goes on.
         message.replied_at = message.replied_at or now
+        await events.record_engage_message_change(session, message, now)  # webhooks (§13)
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
             await sequence.stop_on_reply(

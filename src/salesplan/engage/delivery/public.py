@@ -22,6 +22,7 @@ from salesplan.engage.delivery.signing import verify_link
 from salesplan.engage.repository import count_engagement
 from salesplan.errors import NotFound, Unauthorized, ValidationFailed
 from salesplan.models.engage_delivery import EngageMessage
+from salesplan.webhooks import events
 
 router = APIRouter(include_in_schema=False)
 
@@ -45,6 +46,7 @@ async def track_open(
     """Count an open (the pixel in the HTML part)."""
     _checked(request, "o", messageId, signature)
     await count_engagement(session, messageId, "open_count", "opened_at")
+    await events.record_engage_message_tracked(session, messageId, "engage_message.opened")
     return Response(
         PIXEL,
         media_type="image/gif",
@@ -65,6 +67,7 @@ async def track_click(
     if not u.startswith(("http://", "https://")):
         raise ValidationFailed.at(["query", "u"], "Not a web address.")
     await count_engagement(session, messageId, "click_count", "clicked_at")
+    await events.record_engage_message_tracked(session, messageId, "engage_message.clicked")
     return RedirectResponse(u, status_code=302, headers={"Cache-Control": "no-store"})
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
@@ -50,6 +50,29 @@ def sent_statement(message: EngageMessage, sent_at: datetime) -> Any:
 async def mark_sent(conn: AsyncConnection, message: EngageMessage, sent_at: datetime) -> None:
     if message.enrollment_id is not None and message.step_index is not None:
         await conn.execute(sent_statement(message, sent_at))
+
+
+async def mark_sent_many(
+    conn: AsyncConnection, messages: list[EngageMessage], sent_at: datetime
+) -> None:
+    """`mark_sent` for the campaign messages of a batch the worker just sent: one statement
+    (the same rule: only an enrollment still `scheduled` at that message's step moves)."""
+    steps = [
+        (m.enrollment_id, m.step_index)
+        for m in messages
+        if m.enrollment_id is not None and m.step_index is not None
+    ]
+    if not steps:
+        return
+    await conn.execute(
+        update(Enrollment)
+        .where(
+            Enrollment.state == "scheduled",
+            tuple_(Enrollment.id, Enrollment.current_step).in_(steps),
+        )
+        .values(state="sent", last_sent_at=sent_at, next_run_at=None, updated_at=sent_at)
+        .execution_options(synchronize_session=False)
+    )
 
 
 async def stop_failed(session: AsyncSession, messages: list[EngageMessage]) -> None:

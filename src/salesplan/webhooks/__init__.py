@@ -1,0 +1,1 @@
+"""Outbound webhooks (contract §13): endpoints, the event outbox, signed delivery by the worker."""

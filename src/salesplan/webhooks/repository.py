@@ -1,0 +1,413 @@
+"""Webhooks' statements: endpoints (tenant-scoped, the generic base), the subscribed endpoints
+an event goes to, the attempts list, replay, the worker's claim and outcomes, and pruning."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Select,
+    bindparam,
+    delete,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from salesplan.kit.driver import DriverStatement
+from salesplan.kit.ids import uuid7
+from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.repository import Repository, sorts
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
+
+Db = AsyncSession | AsyncConnection
+ENDPOINTS: Any = WebhookEndpoint.__table__
+DELIVERIES: Any = WebhookDelivery.__table__
+EVENTS: Any = WebhookEvent.__table__
+E = ENDPOINTS.c
+D = DELIVERIES.c
+V = EVENTS.c
+
+
+class EndpointRepository(Repository[WebhookEndpoint]):
+    model = WebhookEndpoint
+    sort_columns = sorts(WebhookEndpoint)
+
+    async def all(self) -> list[WebhookEndpoint]:
+        stmt = self.select().order_by(WebhookEndpoint.created_at, WebhookEndpoint.id)
+        return list((await self.session.execute(stmt)).scalars())
+
+
+# The outbox's statements run straight on the driver (`kit.driver`), so that they join any
+# transaction of the change they report: a session's, an engine connection's, or one opened
+# on the driver itself (`kit.driver.transaction`, where SQLAlchemy statements must not run).
+_ENABLED = DriverStatement(
+    select(E.id, E.event_types).where(
+        E.organization_id == bindparam("organization_id"), E.enabled.is_(True)
+    )
+)
+INSERT_EVENT = DriverStatement(
+    insert(EVENTS).values(
+        {c: bindparam(c) for c in ("id", "organization_id", "type", "payload", "created_at")}
+    )
+)
+_DELIVERY_COLUMNS = (
+    "id",
+    "organization_id",
+    "endpoint_id",
+    "event_id",
+    "status",
+    "attempts",
+    "next_attempt_at",
+    "created_at",
+    "updated_at",
+)
+INSERT_DELIVERY = DriverStatement(
+    insert(DELIVERIES).values({c: bindparam(c) for c in _DELIVERY_COLUMNS})
+)
+
+
+_RECORD_SQL = """
+    WITH event AS (
+        INSERT INTO webhook_events (id, organization_id, type, payload, created_at)
+        VALUES (:id, :organization_id, :type, :payload, :created_at)
+    ), deliveries AS (
+        INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status,
+                                        attempts, next_attempt_at, created_at, updated_at)
+        SELECT d.id, :organization_id, d.endpoint_id, :id, 'pending', 0,
+               :created_at, :created_at, :created_at
+        FROM unnest(CAST(:delivery_ids AS uuid[]), CAST(:endpoint_ids AS uuid[]))
+             AS d(id, endpoint_id)
+    )
+"""
+# PostgreSQL: an event and its deliveries in one statement; with the worker's wake-up (a
+# NOTIFY, delivered on COMMIT) or without.
+RECORD_ON_POSTGRESQL = DriverStatement(
+    text(_RECORD_SQL + "SELECT pg_notify('salesplan_worker', '')")
+)
+RECORD_ON_POSTGRESQL_QUIETLY = DriverStatement(text(_RECORD_SQL + "SELECT 1"))
+
+
+async def enabled_endpoints(
+    db: Db, organization_ids: Collection[uuid.UUID]
+) -> dict[uuid.UUID, list[tuple[uuid.UUID, list[str]]]]:
+    """The enabled endpoints of these organizations with their `eventTypes` (the outbox's one
+    read per organization; one without endpoints is not in the answer)."""
+    found: dict[uuid.UUID, list[tuple[uuid.UUID, list[str]]]] = {}
+    for org in organization_ids:
+        rows = await _ENABLED.fetch(db, {"organization_id": org})
+        if rows:
+            found[org] = [(row[0], _types(row[1])) for row in rows]
+    return found
+
+
+def _types(value: Any) -> list[str]:
+    # The driver answers JSON as text on PostgreSQL (no result processing there).
+    if isinstance(value, str):
+        value = json.loads(value)
+    return [str(t) for t in value or []]
+
+
+# -- attempts and replay ---------------------------------------------------------------------
+
+
+async def attempts_page(
+    session: AsyncSession,
+    ctx: TenantScope,
+    endpoint_id: uuid.UUID,
+    params: ListParams,
+    codec: CursorCodec,
+) -> tuple[list[Any], PaginationMeta]:
+    stmt = scoped(
+        select(
+            WebhookDelivery.event_id,
+            WebhookEvent.type,
+            WebhookDelivery.status,
+            WebhookDelivery.attempts,
+            WebhookDelivery.last_status_code,
+            WebhookDelivery.next_attempt_at,
+        )
+        .join(WebhookEvent, WebhookEvent.id == WebhookDelivery.event_id)
+        .where(WebhookDelivery.endpoint_id == endpoint_id),
+        ctx,
+        WebhookDelivery,
+    )
+    return await paginate(
+        session,
+        stmt,
+        params,
+        sort_columns={"createdAt": WebhookDelivery.created_at},
+        id_column=WebhookDelivery.id,
+        codec=codec,
+    )
+
+
+def _type_filter(event_types: Sequence[str]) -> Any:
+    if not event_types:
+        return literal(True)
+    exact = [t for t in event_types if not t.endswith(".*")]
+    prefixes = [t[:-1] for t in event_types if t.endswith(".*")]
+    return or_(WebhookEvent.type.in_(exact), *(WebhookEvent.type.startswith(p) for p in prefixes))
+
+
+async def replay(
+    session: AsyncSession,
+    ctx: TenantScope,
+    endpoint: WebhookEndpoint,
+    since: datetime,
+    now: datetime,
+) -> int:
+    """Queue every event of the organization since `since` (that the endpoint subscribes to)
+    for the endpoint again: its delivery row is reset to a fresh pending one, or made."""
+    events = scoped(
+        select(WebhookEvent.id).where(
+            WebhookEvent.created_at >= since, _type_filter(endpoint.event_types)
+        ),
+        ctx,
+        WebhookEvent,
+    )
+    event_ids = list((await session.execute(events)).scalars())
+    if not event_ids:
+        return 0
+    reset = scoped(
+        select(WebhookDelivery.event_id).where(
+            WebhookDelivery.endpoint_id == endpoint.id,
+            WebhookDelivery.event_id.in_(events.scalar_subquery()),
+        ),
+        ctx,
+        WebhookDelivery,
+    )
+    existing = set((await session.execute(reset)).scalars())
+    if existing:
+        await session.execute(
+            update(DELIVERIES)
+            .where(
+                D.endpoint_id == endpoint.id,
+                D.event_id.in_(reset.scalar_subquery()),
+            )
+            .values(
+                status="pending",
+                attempts=0,
+                last_status_code=None,
+                last_error=None,
+                next_attempt_at=now,
+                lease_owner=None,
+                updated_at=now,
+            )
+        )
+    fresh = [
+        {
+            "id": uuid7(),
+            "organization_id": endpoint.organization_id,
+            "endpoint_id": endpoint.id,
+            "event_id": event_id,
+            "status": "pending",
+            "attempts": 0,
+            "next_attempt_at": now,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for event_id in event_ids
+        if event_id not in existing
+    ]
+    for start in range(0, len(fresh), 500):
+        await session.execute(insert(DELIVERIES), fresh[start : start + 500])
+    return len(event_ids)
+
+
+# -- the worker ------------------------------------------------------------------------------
+
+
+def due_candidates(now: datetime, per_endpoint: int, limit: int) -> Select[Any]:
+    """Due deliveries of enabled endpoints, at most `per_endpoint` of each endpoint (oldest
+    first), so that one endpoint's backlog cannot fill a batch."""
+    ranked = (
+        select(
+            D.id,
+            D.endpoint_id,
+            D.next_attempt_at,
+            func.row_number()
+            .over(partition_by=D.endpoint_id, order_by=(D.next_attempt_at, D.id))
+            .label("rank"),
+        )
+        .join(ENDPOINTS, E.id == D.endpoint_id)
+        .where(D.status == "pending", D.next_attempt_at <= now, E.enabled.is_(True))
+        .subquery()
+    )
+    return (
+        select(ranked.c.id, ranked.c.endpoint_id)
+        .where(ranked.c.rank <= per_endpoint)
+        .order_by(ranked.c.next_attempt_at)
+        .limit(limit)
+    )
+
+
+async def claim(
+    session: AsyncSession,
+    ids: Sequence[uuid.UUID],
+    worker_id: str,
+    now: datetime,
+    lease_until: datetime,
+) -> list[Any]:
+    """Take the deliveries still due among `ids` (a concurrent worker's claim re-checks the
+    condition after the row lock, so a row is taken once) with a lease: `next_attempt_at`
+    moves to the lease's end, so that a killed worker's delivery comes due again."""
+    if not ids:
+        return []
+    stmt = (
+        update(DELIVERIES)
+        .where(D.id.in_(ids), D.status == "pending", D.next_attempt_at <= now)
+        .values(
+            lease_owner=worker_id,
+            next_attempt_at=lease_until,
+            attempts=D.attempts + 1,
+            updated_at=now,
+        )
+        .returning(D.id, D.endpoint_id, D.event_id, D.attempts)
+    )
+    return list((await session.execute(stmt)).all())
+
+
+_ENDPOINT_PARTS = (
+    E.id,
+    E.url,
+    E.secret_encrypted,
+    E.previous_secret_encrypted,
+    E.previous_secret_expires_at,
+    E.failing_since,
+)
+
+
+async def claim_next(
+    db: AsyncConnection,
+    endpoint_id: uuid.UUID,
+    worker_id: str,
+    now: datetime,
+    lease_until: datetime,
+) -> tuple[Any, Any, str] | None:
+    """The endpoint's next due delivery, claimed (as `claim`), with the endpoint's current
+    url and secrets and the event's payload; None when none is due or it is disabled."""
+    due = (
+        select(D.id)
+        .where(D.endpoint_id == endpoint_id, D.status == "pending", D.next_attempt_at <= now)
+        .order_by(D.next_attempt_at)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    row = (
+        await db.execute(
+            update(DELIVERIES)
+            .where(
+                D.id == due,
+                D.status == "pending",
+                D.next_attempt_at <= now,
+                select(E.enabled).where(E.id == endpoint_id).scalar_subquery().is_(True),
+            )
+            .values(
+                lease_owner=worker_id,
+                next_attempt_at=lease_until,
+                attempts=D.attempts + 1,
+                updated_at=now,
+            )
+            .returning(D.id, D.endpoint_id, D.event_id, D.attempts)
+        )
+    ).first()
+    if row is None:
+        return None
+    parts = (
+        await db.execute(
+            select(*_ENDPOINT_PARTS, V.payload)
+            .select_from(ENDPOINTS.join(EVENTS, V.id == row.event_id))
+            .where(E.id == endpoint_id)
+        )
+    ).first()
+    if parts is None:
+        return None
+    return row, parts, parts.payload
+
+
+async def claimed_parts(
+    session: Db, endpoint_ids: Collection[uuid.UUID], event_ids: Collection[uuid.UUID]
+) -> tuple[dict[uuid.UUID, Any], dict[uuid.UUID, str]]:
+    """The endpoints (url, secrets) and event payloads of claimed deliveries."""
+    endpoints = {
+        row.id: row
+        for row in (
+            await session.execute(select(*_ENDPOINT_PARTS).where(E.id.in_(list(endpoint_ids))))
+        ).all()
+    }
+    payloads: dict[uuid.UUID, str] = dict(
+        (await session.execute(select(V.id, V.payload).where(V.id.in_(list(event_ids))))).all()
+    )
+    return endpoints, payloads
+
+
+async def write_outcome(
+    db: AsyncConnection, delivery_id: uuid.UUID, worker_id: str, values: dict[str, Any]
+) -> bool:
+    """One delivery's outcome, written only while this worker still holds its lease."""
+    result = await db.execute(
+        update(DELIVERIES)
+        .where(D.id == delivery_id, D.lease_owner == worker_id, D.status == "pending")
+        .values(lease_owner=None, **values)
+    )
+    return result.rowcount == 1
+
+
+async def endpoint_succeeded(db: AsyncConnection, endpoint_id: uuid.UUID) -> None:
+    await db.execute(
+        update(ENDPOINTS)
+        .where(E.id == endpoint_id, E.failing_since.is_not(None))
+        .values(failing_since=None)
+    )
+
+
+async def endpoint_failed(
+    db: AsyncConnection, endpoint_id: uuid.UUID, now: datetime, disable_before: datetime
+) -> None:
+    """Start the endpoint's failing spell, or disable it when the spell began before
+    `disable_before` (5 days of nothing but failures)."""
+    await db.execute(
+        update(ENDPOINTS)
+        .where(E.id == endpoint_id, E.failing_since.is_(None))
+        .values(failing_since=now)
+    )
+    await db.execute(
+        update(ENDPOINTS)
+        .where(E.id == endpoint_id, E.enabled.is_(True), E.failing_since < disable_before)
+        .values(
+            enabled=False,
+            disabled_reason="Every delivery attempt failed for 5 days.",
+            updated_at=now,
+        )
+    )
+
+
+async def disable_endpoint(
+    db: AsyncConnection, endpoint_id: uuid.UUID, reason: str, now: datetime
+) -> None:
+    await db.execute(
+        update(ENDPOINTS)
+        .where(E.id == endpoint_id, E.enabled.is_(True))
+        .values(enabled=False, disabled_reason=reason, updated_at=now)
+    )
+
+
+async def prune(db: AsyncConnection, before: datetime) -> int:
+    """Forget events older than `before` and their deliveries."""
+    old = select(V.id).where(V.created_at < before).scalar_subquery()
+    await db.execute(delete(DELIVERIES).where(D.event_id.in_(old)))
+    result = await db.execute(delete(EVENTS).where(V.created_at < before))
+    return int(result.rowcount or 0)
