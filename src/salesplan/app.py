@@ -25,7 +25,7 @@ from salesplan.db import (
     create_sessionmaker,
 )
 from salesplan.errors import install_error_handlers
-from salesplan.kit import fastparams
+from salesplan.kit.adapters import install_parameter_caches
 from salesplan.kit.pagination import CursorCodec
 from salesplan.middleware import RequestMiddleware, install_route_index
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
@@ -33,48 +33,9 @@ from salesplan.openapi import build_openapi, collect_requirements, requirement_o
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import build_policy
 from salesplan.ratelimit.store import MemoryStore, RateLimitStore
+from salesplan.routers import api_routers
 
 log = logging.getLogger("salesplan")
-
-
-def api_routers() -> list[tuple[str, APIRouter, bool]]:
-    """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
-    from salesplan.accounts.router import router as accounts_router
-    from salesplan.buying_groups.router import router as buying_groups_router
-    from salesplan.calendar.router import router as calendar_router
-    from salesplan.contacts.router import router as contacts_router
-    from salesplan.engage.delivery.router import router as engage_delivery_router
-    from salesplan.engage.router import router as engage_router
-    from salesplan.feed.router import router as feed_router
-    from salesplan.leads.router import router as leads_router
-    from salesplan.meta.router import router as meta_router
-    from salesplan.oauth.router import router as oauth_router
-    from salesplan.opportunities.router import router as opportunities_router
-    from salesplan.organizations.router import router as organizations_router
-    from salesplan.plans.router import my_tasks_router
-    from salesplan.plans.router import router as plans_router
-    from salesplan.relationship_maps.router import router as relationship_maps_router
-    from salesplan.webhooks.router import router as webhooks_router
-
-    return [
-        ("", meta_router, True),
-        ("/organizations", organizations_router, True),
-        ("/subscribers", organizations_router, False),
-        ("/plans", plans_router, True),
-        ("/tasks", my_tasks_router, True),
-        ("/oauth", oauth_router, True),
-        ("/accounts", accounts_router, True),
-        ("/buying-groups", buying_groups_router, True),
-        ("", contacts_router, True),
-        ("/opportunities", opportunities_router, True),
-        ("/leads", leads_router, True),
-        ("/relationship-maps", relationship_maps_router, True),
-        ("/engage", engage_router, True),
-        ("", engage_delivery_router, True),
-        ("/calendar", calendar_router, True),
-        ("", feed_router, True),
-        ("/webhooks", webhooks_router, True),
-    ]
 
 
 _ROUTE_PARAMS = tuple(
@@ -111,7 +72,7 @@ def create_rate_limit_store(settings: Settings) -> RateLimitStore:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
-    fastparams.install()
+    install_parameter_caches()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

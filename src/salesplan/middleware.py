@@ -4,7 +4,6 @@ never leaks internals."""
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
 import uuid
@@ -25,6 +24,7 @@ from salesplan.db import (
     database_unavailable,
 )
 from salesplan.errors import PayloadTooLarge, error_body
+from salesplan.kit.adapters import install_router_dispatch, router_view
 
 log = logging.getLogger("salesplan.request")
 
@@ -167,11 +167,11 @@ class RouteIndex:
 
 
 def route_index(router: Any) -> RouteIndex:
-    """The router's index, rebuilt when routes were added (tests add probe routes)."""
-    index: RouteIndex | None = getattr(router, "_salesplan_route_index", None)
+    """The router's index (kept on it), rebuilt when routes were added (tests add probe
+    routes)."""
+    index: RouteIndex | None = getattr(router, "salesplan_route_index", None)
     if index is None or index.size != len(router.routes):
-        index = RouteIndex(router.routes)
-        router._salesplan_route_index = index
+        index = router.salesplan_route_index = RouteIndex(router.routes)
     return index
 
 
@@ -195,13 +195,13 @@ class _Unmatched(BaseRoute):
 
 
 class IndexedRouting:
-    """The router's dispatch through the index: FastAPI's own matching loop (`router.app`)
-    runs on a shallow copy of the router whose routes are the path's candidates, then
-    `_Unmatched`. Installed as the router's `middleware_stack` by `install_route_index`."""
+    """The router's dispatch through the index: FastAPI's own matching loop runs on a view of
+    the router whose routes are the path's candidates, then `_Unmatched`. Installed in front
+    of the router's own dispatch (`full`) by `install_route_index`."""
 
-    def __init__(self, router: Any) -> None:
+    def __init__(self, router: Any, full: ASGIApp) -> None:
         self.router = router
-        self.full: ASGIApp = router.middleware_stack
+        self.full = full
         self._views: dict[int, Any] = {}
         self._shadowing: dict[int, list[Route]] = {}
         self._index: RouteIndex | None = None
@@ -216,8 +216,7 @@ class IndexedRouting:
         candidates = index.candidates(scope["path"])
         view = self._views.get(id(candidates))
         if view is None:
-            view = copy.copy(self.router)
-            view.routes = [*candidates, _Unmatched(self.router, self.full)]
+            view = router_view(self.router, [*candidates, _Unmatched(self.router, self.full)])
             self._views[id(candidates)] = view
             self._shadowing[id(candidates)] = shadowing(candidates)
         for route in self._shadowing[id(candidates)]:
@@ -230,7 +229,12 @@ class IndexedRouting:
 
 
 def install_route_index(app: Any) -> None:
-    app.router.middleware_stack = IndexedRouting(app.router)
+    """Route through the index when the framework lets us (`kit.adapters`); otherwise the
+    router matches the whole table and `RequestMiddleware` answers every wrong method itself
+    (`app.state.routes_indexed` False), so that the answers are the same."""
+    app.state.routes_indexed = install_router_dispatch(
+        app.router, lambda full: IndexedRouting(app.router, full)
+    )
 
 
 def _app_state(scope: Scope, name: str) -> Any:
@@ -293,10 +297,10 @@ class RequestMiddleware:
         # does not take is a 405 with the full `Allow` (not only the first route's). Worked
         # out here only when it can change the answer: OPTIONS, a fixed path's (one lookup),
         # and before a 413; otherwise routing finds the method or answers the 405 itself
-        # (`_Unmatched`).
+        # (`_Unmatched`), unless the router could not take the index (every request then).
         allowed: set[str] | None = None
         if index is not None:
-            if method == "OPTIONS" or too_big:
+            if method == "OPTIONS" or too_big or not _app_state(scope, "routes_indexed"):
                 allowed = index.allowed(scope)
             else:
                 allowed = index.fixed.get(scope.get("path", ""))

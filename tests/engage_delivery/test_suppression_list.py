@@ -183,3 +183,49 @@ async def test_rows_carry_their_parsed_address_for_one_equality_lookup(client, a
         )
     ).scalar_one()
     assert row == "else@example.com"
+
+
+async def _app_token(client, db, owner, org_id) -> str:
+    import httpx
+
+    from salesplan.oauth.apps import create_oauth_app
+
+    app, secret = await create_oauth_app(
+        db,
+        owner_user_id=owner.id,
+        name="Machine",
+        scopes=["engage:read", "engage:write"],
+        grant_types=["client_credentials"],
+        organization_ids=[org_id],
+    )
+    await db.commit()
+    resp = await client.post(
+        "/api/v1/oauth/token",
+        data={"grant_type": "client_credentials"},
+        auth=httpx.BasicAuth(app.client_id, secret),
+    )
+    assert resp.status_code == 200, resp.text
+    return str(resp.json()["access_token"])
+
+
+async def test_app_tokens_of_an_admin_lift_and_of_a_member_do_not(client, actor, db) -> None:
+    """The same admins-only rule as webhook endpoints (auth/admin.py): an app token counts as
+    its owner's role."""
+    from tests.fixtures.factories import make_user
+
+    await suppress(db, actor.org.id, "ada@example.com", "manual")
+    await suppress(db, actor.org.id, "bob@example.com", "manual")
+    await db.commit()
+    member = await make_user(db, actor.org, role="member")
+    token = await _app_token(client, db, member, actor.org.id)
+    refused = await client.delete(
+        f"{API}/ada%40example.com", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert refused.status_code == 403
+    assert refused.json()["error"]["details"]["reason"] == "admin_required"
+    token = await _app_token(client, db, actor.user, actor.org.id)
+    lifted = await client.delete(
+        f"{API}/ada%40example.com", headers={"Authorization": f"Bearer {token}"}
+    )
+    assert lifted.status_code == 204, lifted.text
+    assert [r["address"] for r in (await listed(client, actor))["data"]] == ["bob@example.com"]

@@ -11,8 +11,6 @@ import httpx2
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-import salesplan.mcp.tools  # noqa: F401  (registers the tools)
-from salesplan.app import api_routers
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import Principal, RequestContext
 from salesplan.db import SessionDep
@@ -21,10 +19,14 @@ from salesplan.kit.tools import as_tool, tool_options
 from salesplan.mcp.derive import derive, flagged_routes, requirement_of
 from salesplan.mcp.registry import TOOLS, input_schema
 from salesplan.mcp.server import SESSION_MAX_AGE, McpSessions
+from salesplan.mcp.tools import register_api_tools
 from salesplan.ratelimit.store import MemoryStore
+from salesplan.routers import api_routers
 from tests.fixtures.factories import make_actor
 from tests.mcp.conftest import body, connect, error
 from tests.mcp.test_http import INITIALIZE, MCP_HEADERS, bearer
+
+register_api_tools()
 
 
 def test_every_derived_tool_takes_its_rules_from_its_route():

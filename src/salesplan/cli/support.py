@@ -12,7 +12,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 import typer
 from rich.console import Console
@@ -110,7 +110,13 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
-def usage_error(exc: typer.core._click.ClickException) -> None:
+class _UsageError(Protocol):
+    """Click's ClickException, as typer hands it to its error renderer."""
+
+    def format_message(self) -> str: ...
+
+
+def usage_error(exc: _UsageError) -> None:
     """Click's usage errors (a missing option, a bad value) in the same shape as `fail`: one
     `error: …` line (typer's default is a boxed "Error" panel)."""
     message = exc.format_message()

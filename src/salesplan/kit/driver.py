@@ -34,6 +34,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import sqltypes
 
 from salesplan.db import closed_connection_error
+from salesplan.kit.adapters import bind_processors, result_processor
 
 
 @dataclass(frozen=True)
@@ -79,14 +80,14 @@ class DriverStatement:
                 # takes text): serialized by SQLAlchemy's own processor, as it would.
                 binds = {
                     name: processor
-                    for name, processor in compiled._bind_processors.items()
+                    for name, processor in bind_processors(compiled).items()
                     if isinstance(compiled.binds[name].type, sqltypes.JSON)
                 }
             if dialect.name == "sqlite":
-                binds = dict(compiled._bind_processors)
+                binds = bind_processors(compiled)
                 # A SELECT's columns, or the RETURNING columns of an UPDATE / INSERT.
                 for i, column in enumerate(getattr(self.statement, "exported_columns", ())):
-                    processor = column.type._cached_result_processor(dialect, None)
+                    processor = result_processor(column.type, dialect)
                     if processor is not None:
                         results.append((i, processor))
             found = self._compiled_for[dialect.name] = _Compiled(

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import Annotated, Any, cast
 
 from fastapi import APIRouter
-from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field, create_model
 
 from salesplan.auth.dependencies import Requirement
+from salesplan.kit.adapters import Dependant
 from salesplan.kit.tools import ToolOptions, tool_options
 from salesplan.mcp.registry import ListArgs, ToolArgs, ToolSpec, register
 from salesplan.openapi import requirement_of, summary_of

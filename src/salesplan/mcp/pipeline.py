@@ -16,7 +16,6 @@ import contextlib
 import json
 import logging
 import uuid
-from contextlib import AsyncExitStack
 from typing import Any
 from urllib.parse import urlencode
 
@@ -33,6 +32,7 @@ from salesplan.auth.organization import parse_organization_id
 from salesplan.auth.principal import Principal, RequestContext
 from salesplan.errors import AppError, Unauthorized, ValidationFailed
 from salesplan.errors import validation_errors as render_validation_errors
+from salesplan.kit.adapters import route_runner
 from salesplan.mcp.call import OrganizationMemory, ToolCall
 from salesplan.mcp.derive import PARAMETERS, Parameters
 from salesplan.mcp.registry import ToolSpec
@@ -256,6 +256,28 @@ def _rest_validation(exc: RequestValidationError) -> ValidationFailed:
     return _invalid(errors)
 
 
+def _relocated(error: Any) -> ValidationFailed | None:
+    """FastAPI's parameter and body errors as the whole app renders them (the handler's
+    envelope, located on path / query / body) as the tool's arguments error, as
+    `_rest_validation` makes it on the direct path; None for any other error."""
+    if not isinstance(error, dict) or (error.get("code"), error.get("message")) != (
+        ValidationFailed.code,
+        ValidationFailed.message,
+    ):
+        return None
+    errors = error.get("details", {}).get("errors")
+    if not isinstance(errors, list) or not all(
+        isinstance(item, dict)
+        and isinstance(item.get("location"), list)
+        and item["location"][:1] in (["path"], ["query"], ["body"])
+        for item in errors
+    ):
+        return None
+    for item in errors:
+        item["location"] = ["arguments", *item["location"][1:]]
+    return _invalid(errors)
+
+
 async def _run_route(
     spec: ToolSpec, arguments: dict[str, Any], state: dict[str, Any], request: Request
 ) -> CallToolResult:
@@ -308,17 +330,28 @@ async def _run_route(
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
 
+    runner = route_runner(route)
     try:
-        # What FastAPI's own middleware gives every request (closed after the response).
-        async with AsyncExitStack() as stack:
-            scope["fastapi_middleware_astack"] = stack
-            await route.app(scope, receive, send)
+        if runner is not None:
+            await runner(scope, receive, send)
+        else:
+            # The plain path: the request through the whole app (its router finds the route;
+            # its handlers render a validation error, relocated below).
+            del scope["path_params"], scope["endpoint"], scope["route"]
+            scope["headers"] = [
+                *headers,
+                (b"x-request-id", str(state.get("request_id", "")).encode()),
+            ]
+            await request.app(scope, receive, send)
     except RequestValidationError as exc:
         raise _rest_validation(exc) from None
     raw = b"".join(chunks)
     body = json.loads(raw) if raw else None
     if status >= 400:
         if isinstance(body, dict) and set(body) == {"error"}:
+            relocated = _relocated(body["error"]) if runner is None else None
+            if relocated is not None:
+                raise relocated
             return envelope_result(body)
         raise AppError(status=status, details={"requestId": state.get("request_id", "")})
     if spec.result is not None:

@@ -48,10 +48,12 @@ from salesplan.auth.principal import Principal
 from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
+from salesplan.kit.adapters import drop_handlers, lowlevel_server
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
 from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
+from salesplan.mcp.tools import register_api_tools
 from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
 
 log = logging.getLogger("salesplan.mcp")
@@ -137,10 +139,36 @@ def sdk_tool(spec: ToolSpec) -> Tool:
     )
 
 
+def permitted_listing(ctx: ServerRequestContext[Any, Any], result: Any) -> ListToolsResult:
+    """The SDK's tools/list answer, cut to the tools the caller's token may call, with their
+    output schemas, in a deterministic order (by name) whatever the registration order."""
+    if not isinstance(result, ListToolsResult):
+        result = ListToolsResult.model_validate(result)
+    request = ctx.request
+    state = request.scope.get("state", {}) if isinstance(request, Request) else {}
+    principal = state.get(PRINCIPAL_KEY)
+    schemas = output_schemas(request.app) if isinstance(request, Request) else {}
+    tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+    for tool in tools:
+        tool.output_schema = schemas.get(tool.name)
+    result.tools = sorted(tools, key=lambda t: t.name)
+    return result
+
+
+class _PermittedToolsMiddleware:
+    """`permitted_listing` through the SDK's public request middleware, for an SDK whose
+    handler table we cannot reach."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and result is not None:
+            return permitted_listing(ctx, result)
+        return result
+
+
 def build_server() -> MCPServer:
     """A fresh MCP server with every registered tool."""
-    import salesplan.mcp.tools  # noqa: F401  (registers the tools)
-
+    register_api_tools()
     # MCPServer() calls logging.basicConfig (a Rich handler on the root logger) when the root has
     # no handler yet; the app's logging is the CLI's business, so give it a placeholder meanwhile.
     root = logging.getLogger()
@@ -160,30 +188,20 @@ def build_server() -> MCPServer:
     finally:
         if placeholder is not None:
             root.removeHandler(placeholder)
-    lowlevel = server._lowlevel_server
     # No prompts or resources: do not advertise them (capabilities follow the handlers).
-    for method in [
-        m for m in lowlevel._request_handlers if m.startswith(("prompts/", "resources/"))
-    ]:
-        del lowlevel._request_handlers[method]
+    lowlevel = lowlevel_server(server)
+    if lowlevel is None:
+        # The plain path: the SDK's public middleware filters the listing.
+        server.middleware.append(_PermittedToolsMiddleware())
+        return server
+    drop_handlers(lowlevel, ("prompts/", "resources/"))
     listing = lowlevel.get_request_handler("tools/list")
     assert listing is not None
 
     async def list_permitted_tools(
         ctx: ServerRequestContext[Any, Any], params: Any
     ) -> ListToolsResult:
-        result = await listing.handler(ctx, params)
-        assert isinstance(result, ListToolsResult)
-        request = ctx.request
-        state = request.scope.get("state", {}) if isinstance(request, Request) else {}
-        principal = state.get(PRINCIPAL_KEY)
-        schemas = output_schemas(request.app) if isinstance(request, Request) else {}
-        tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
-        for tool in tools:
-            tool.output_schema = schemas.get(tool.name)
-        # A deterministic order (by name), whatever the registration order.
-        result.tools = sorted(tools, key=lambda t: t.name)
-        return result
+        return permitted_listing(ctx, await listing.handler(ctx, params))
 
     lowlevel.add_request_handler("tools/list", listing.params_type, list_permitted_tools)
     return server
@@ -397,11 +415,13 @@ def install_mcp(app: FastAPI, settings: Settings) -> None:
     session manager inside the app's lifespan. One fresh server per app. Call it after the API
     routes are mounted (derived tools run them)."""
     server = build_server()
-    manager = StreamableHTTPSessionManager(
-        app=server._lowlevel_server,
-        security_settings=transport_security(settings),
-        stateless=True,  # nothing per process: sessions live in the shared store (McpSessions)
+    # The SDK's own transport app is not used (McpEndpoint is the route); building it makes
+    # the session manager, over the server's low-level server.
+    server.streamable_http_app(
+        stateless_http=True,  # nothing per process: sessions live in the shared store
+        transport_security=transport_security(settings),
     )
+    manager = server.session_manager
     app.state.mcp_routes = mcp_routes(app)
     app.state.mcp_server = server
     app.state.mcp_session_manager = manager

@@ -26,6 +26,11 @@ async def owned_apps(session: AsyncSession, user_id: uuid.UUID) -> list[OAuthApp
     return list((await session.execute(stmt)).scalars())
 
 
+async def app_owner(session: AsyncSession, app_id: uuid.UUID) -> uuid.UUID | None:
+    """The user who registered the app (None for one registered dynamically)."""
+    return await session.scalar(select(OAuthApp.owner_user_id).where(OAuthApp.id == app_id))
+
+
 async def app_by_client_id(session: AsyncSession, client_id: str) -> OAuthApp | None:
     stmt = select(OAuthApp).where(OAuthApp.client_id == client_id)
     return (await session.execute(stmt)).scalar_one_or_none()

@@ -26,6 +26,7 @@ from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
+from salesplan.kit.adapters import update_keys
 from salesplan.kit.responses import json_bytes, tag_matches
 from salesplan.kit.scoping import TenantScope, scoped_by_parameter
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -82,10 +83,7 @@ def _bump_on_bulk(state: ORMExecuteState) -> None:
 
 
 def _set_keys(statement: Any) -> set[str]:
-    keys = set()
-    for key in getattr(statement, "_values", None) or {}:
-        keys.add(getattr(key, "key", key))
-    return keys
+    return update_keys(statement)
 
 
 # --- the ETag ----------------------------------------------------------------------------------

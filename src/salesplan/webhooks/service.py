@@ -9,21 +9,19 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
-from salesplan.errors import Forbidden, Unprocessable
+from salesplan.errors import Unprocessable
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope
-from salesplan.models.oauth import OAuthApp
 from salesplan.models.webhooks import WebhookEndpoint
-from salesplan.organizations.repository import role_in
 from salesplan.webhooks import repository, signing
 from salesplan.webhooks.events import SUBSCRIBABLE
 from salesplan.webhooks.repository import EndpointRepository
@@ -34,23 +32,9 @@ _LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
 
 async def check_admin(session: AsyncSession, ctx: RequestContext) -> None:
-    """Admins of the organization only: a user-backed token's user, or an app token whose
-    app's owner is one (an app registered dynamically has no owner: never)."""
-    principal = ctx.principal
-    if principal.user_backed:
-        admin = ctx.role == "admin"
-    elif principal.app_id is not None:
-        owner = await session.scalar(
-            select(OAuthApp.owner_user_id).where(OAuthApp.id == principal.app_id)
-        )
-        admin = owner is not None and await role_in(session, owner, ctx.organization_id) == "admin"
-    else:
-        admin = False
-    if not admin:
-        raise Forbidden(
-            "Only an admin of the organization manages webhook endpoints.",
-            details={"reason": "admin_required"},
-        )
+    await require_admin(
+        session, ctx, "Only an admin of the organization manages webhook endpoints."
+    )
 
 
 def _check_event_types(event_types: list[str]) -> list[str]:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
 from salesplan.engage.repository import SuppressionRepository
-from salesplan.errors import Forbidden, NotFound
+from salesplan.errors import NotFound
 from salesplan.kit.email import mailbox
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
@@ -29,20 +30,10 @@ async def list_suppressions(
     )
 
 
-def check_admin(ctx: RequestContext) -> None:
-    """Lifting a suppression is for the organization's admins (a user-backed token of a member
-    whose role is `admin`): anyone else is a 403, before the address is looked up."""
-    if ctx.user_id is None or ctx.role != "admin":
-        raise Forbidden(
-            "Only an admin of the organization can lift a suppression.",
-            details={"reason": "admin_required"},
-        )
-
-
 async def delete_suppression(session: AsyncSession, ctx: RequestContext, address: str) -> None:
     """Lift the suppression of `address` in the organization: it may be written to again
     (sequences it stopped stay stopped). Unknown here (or another organization's) → 404."""
-    check_admin(ctx)
+    await require_admin(session, ctx, "Only an admin of the organization can lift a suppression.")
     suppressions = SuppressionRepository(session, ctx)
     row = await suppressions.by_address(mailbox(address))
     if row is None:

@@ -1,4 +1,4 @@
-"""kit.fastparams: FastAPI's per-parameter helpers answer once per parameter, and answer what
+"""kit.adapters: FastAPI's per-parameter helpers answer once per parameter, and answer what
 FastAPI's own would, for every parameter of every route."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import fastapi.dependencies.utils as fastapi_utils
 from fastapi.routing import APIRoute
 
-from salesplan.kit import fastparams
+from salesplan.kit import adapters
 
 
 def _parameters(app) -> list:  # type: ignore[no-untyped-def]
@@ -23,12 +23,12 @@ def _parameters(app) -> list:  # type: ignore[no-untyped-def]
 def test_every_helper_is_replaced_once(app) -> None:
     """A FastAPI release that renames or drops a helper fails here, instead of the gain
     going silently; installing again (another app) wraps nothing twice."""
-    for name in fastparams.HELPERS:
+    for name in adapters.PARAMETER_HELPERS:
         helper = getattr(fastapi_utils, name)
         assert getattr(helper, "remembering", False), name
         assert not getattr(helper.__wrapped__, "remembering", False), name
-    fastparams.install()
-    for name in fastparams.HELPERS:
+    adapters.install_parameter_caches()
+    for name in adapters.PARAMETER_HELPERS:
         assert not getattr(getattr(fastapi_utils, name).__wrapped__, "remembering", False)
 
 
@@ -53,7 +53,7 @@ def test_further_arguments_go_to_the_helper() -> None:
         calls.append((obj, args, kwargs))
         return len(calls)
 
-    remembered = fastparams.remembering(helper)
+    remembered = adapters.remembering(helper)
     key = object()
     assert remembered(key) == remembered(key) == 1
     assert remembered(key, convert_underscores=True) == 2
