@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import AppError, Conflict, ValidationFailed
 from salesplan.kit.clock import utcnow
+from salesplan.kit.scoping import in_organization
 from salesplan.models.engage_delivery import IdempotencyRecord
 
 EXPIRY = timedelta(hours=24)
@@ -70,7 +71,7 @@ class Replay:
 
 def _scope(ctx: RequestContext, operation: str, key: str) -> tuple[Any, ...]:
     return (
-        IdempotencyRecord.organization_id == ctx.organization_id,
+        in_organization(IdempotencyRecord, ctx),
         IdempotencyRecord.token_id == ctx.principal.token_id,
         IdempotencyRecord.operation == operation,
         IdempotencyRecord.key == key,

@@ -14,7 +14,7 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from salesplan.feed.domains import set_own_domains
+from salesplan.feed.service import set_own_domains
 from salesplan.models.feed import FeedMessage, FeedOwnDomain
 from tests.feed.helpers import (
     T0,

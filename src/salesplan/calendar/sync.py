@@ -35,6 +35,7 @@ from salesplan.calendar.provider import call as provider_call
 from salesplan.calendar.schemas import EventOut
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.scoping import OrgScope, scoped
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
 from salesplan.models.crm import Account, Contact
 from salesplan.webhooks import events as webhook_events
@@ -169,9 +170,9 @@ async def _account_links(
     if not emails:
         return {}
     links: dict[str, uuid.UUID] = {}
+    org = OrgScope(organization_id)
     rows = await session.execute(
-        select(func.lower(Contact.email), Contact.account_id).where(
-            Contact.organization_id == organization_id,
+        scoped(select(func.lower(Contact.email), Contact.account_id), org, Contact).where(
             Contact.archived_at.is_(None),
             func.lower(Contact.email).in_(sorted(emails)),
         )
@@ -181,8 +182,7 @@ async def _account_links(
     domains = {e.rsplit("@", 1)[1] for e in emails if "@" in e and e not in links}
     if domains:
         rows = await session.execute(
-            select(func.lower(Account.domain), Account.id).where(
-                Account.organization_id == organization_id,
+            scoped(select(func.lower(Account.domain), Account.id), org, Account).where(
                 Account.archived_at.is_(None),
                 func.lower(Account.domain).in_(sorted(domains)),
             )

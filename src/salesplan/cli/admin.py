@@ -227,6 +227,7 @@ def list_users(
     """List users with their organizations and roles."""
     from sqlalchemy import select
 
+    from salesplan.kit.scoping import OrgScope, in_organization
     from salesplan.models.identity import Membership, User
 
     org_id = parse_uuid(org, "--org") if org else None
@@ -238,7 +239,7 @@ def list_users(
             .order_by(User.email, Membership.organization_id)
         )
         if org_id is not None:
-            query = query.where(Membership.organization_id == org_id)
+            query = query.where(in_organization(Membership, OrgScope(org_id)))
         users: dict[uuid.UUID, dict[str, Any]] = {}
         for user, organization_id, role in (await session.execute(query)).all():
             row = users.setdefault(
@@ -434,7 +435,8 @@ def set_integration_cmd(
         )
         if own_domains is None:
             return {"organizationId": str(org_id), **configured}
-        from salesplan.feed.domains import parse_own_domains, set_own_domains
+        from salesplan.feed.domains import parse_own_domains
+        from salesplan.feed.service import set_own_domains
 
         domains = await set_own_domains(session, org_id, parse_own_domains(own_domains))
         return {"organizationId": str(org_id), **configured, "ownDomains": domains}

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, func, select, true
 
 from salesplan.kit.pagination import contains_ci
+from salesplan.kit.scoping import OrgScope, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageList, EngageListMember
 
@@ -38,8 +39,8 @@ def criteria_condition(criteria: dict[str, Any]) -> ColumnElement[bool]:
 
 def audience_of_list(lst: EngageList, *columns: Any) -> Select:  # type: ignore[type-arg]
     """The list's contacts (live, same organization); `columns` default to the Contact entity."""
-    stmt = select(*(columns or (Contact,))).where(
-        Contact.organization_id == lst.organization_id, Contact.archived_at.is_(None)
+    stmt = scoped(select(*(columns or (Contact,))), lst, Contact).where(
+        Contact.archived_at.is_(None)
     )
     if lst.type == "DYNAMIC":
         return stmt.where(criteria_condition(lst.criteria or {}))
@@ -52,8 +53,7 @@ def audience_of_list(lst: EngageList, *columns: Any) -> Select:  # type: ignore[
 def audience_of_ids(
     organization_id: uuid.UUID, contact_ids: list[uuid.UUID], *columns: Any
 ) -> Select:  # type: ignore[type-arg]
-    return select(*(columns or (Contact,))).where(
-        Contact.organization_id == organization_id,
+    return scoped(select(*(columns or (Contact,))), OrgScope(organization_id), Contact).where(
         Contact.archived_at.is_(None),
         Contact.id.in_(contact_ids),
     )

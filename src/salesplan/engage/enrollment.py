@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.engage.audience import audience_of_ids, audience_of_list
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
+from salesplan.kit.scoping import in_organization
 from salesplan.models.crm import Contact
 from salesplan.models.engage import (
     SKIP_REASONS,
@@ -213,7 +214,7 @@ async def _run_batch(ctx: WorkerContext, job_id: uuid.UUID) -> tuple[int, bool]:
 async def _audience(session: AsyncSession, job: EngageEnrollmentJob) -> Any:
     """The job's contacts with the flags that decide a skip, as one statement."""
     suppressed = exists().where(
-        EngageSuppression.organization_id == job.organization_id,
+        in_organization(EngageSuppression, job),
         # The parsed address on both sides (contract §12), one indexed equality.
         EngageSuppression.email == Contact.email_mailbox,
     )

@@ -3,21 +3,20 @@ admin sets (`salesplan admin set-integration --own-domains`, the developer-setti
 its users' e-mail domains minus the public mailbox providers — a user with a gmail.com address
 does not make gmail.com the organization's. Mail among the organization's own people belongs to
 no account by domain; a Slack author of an own domain (or a user's own address) writes outbound.
+
+The rule's data and parsing; its statements are in `feed/repository.py`, setting the list in
+`feed/service.py`.
 """
 
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import CompoundSelect, Connection, delete, exists, func, literal, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import func
 
-from salesplan.errors import NotFound, ValidationFailed
-from salesplan.models.feed import FeedOwnDomain
-from salesplan.models.identity import Membership, Organization, User
+from salesplan.errors import ValidationFailed
 
 PUBLIC_MAILBOX_PROVIDERS = frozenset(
     {
@@ -51,37 +50,6 @@ def email_domain(dialect: str, column: Any) -> Any:
     return func.substr(func.lower(column), func.instr(column, "@") + 1)
 
 
-def own_domains_query(dialect: str, organization_id: uuid.UUID) -> CompoundSelect:
-    """The organization's own domains, in SQL (one statement of the rule): the inbox takes it as
-    a subquery, Slack ingestion runs it."""
-    explicit = select(FeedOwnDomain.domain).where(FeedOwnDomain.organization_id == organization_id)
-    domain = email_domain(dialect, User.email)
-    derived = (
-        select(domain)
-        .join(Membership, Membership.user_id == User.id)
-        .where(
-            Membership.organization_id == organization_id,
-            User.email.contains("@"),
-            domain.not_in(sorted(PUBLIC_MAILBOX_PROVIDERS)),
-            ~exists(explicit),
-        )
-    )
-    return explicit.union_all(derived)
-
-
-def is_own_address(conn: Connection, organization_id: uuid.UUID, address: str) -> bool:
-    """Whether `address` (lower-cased) is one of the organization's users' or of its own
-    domains."""
-    member = (
-        select(User.id)
-        .join(Membership, Membership.user_id == User.id)
-        .where(Membership.organization_id == organization_id, func.lower(User.email) == address)
-    )
-    domain = address.rsplit("@", 1)[-1]
-    own = own_domains_query(conn.dialect.name, organization_id).scalar_subquery()
-    return bool(conn.execute(select(or_(exists(member), literal(domain).in_(own)))).scalar())
-
-
 def parse_own_domains(values: str | Iterable[str], field: str = "ownDomains") -> list[str]:
     """`a.com,b.com` (or a list) as lower-cased domains in order, without duplicates; a value
     that is not a domain name is a 400 naming it. An empty list clears the explicit list."""
@@ -104,27 +72,3 @@ def parse_own_domains(values: str | Iterable[str], field: str = "ownDomains") ->
             details={"field": field, "reason": "too_many_domains"},
         )
     return out
-
-
-async def explicit_own_domains(session: AsyncSession, organization_id: uuid.UUID) -> list[str]:
-    rows = await session.scalars(
-        select(FeedOwnDomain.domain)
-        .where(FeedOwnDomain.organization_id == organization_id)
-        .order_by(FeedOwnDomain.domain)
-    )
-    return list(rows)
-
-
-async def set_own_domains(
-    session: AsyncSession, organization_id: uuid.UUID, domains: list[str]
-) -> list[str]:
-    """The organization's explicit own domains become `domains` (already parsed); an empty
-    list goes back to its users' domains. Answers the list stored."""
-    if await session.get(Organization, organization_id) is None:
-        raise NotFound("Organization not found.", details={"id": str(organization_id)})
-    await session.execute(
-        delete(FeedOwnDomain).where(FeedOwnDomain.organization_id == organization_id)
-    )
-    session.add_all(FeedOwnDomain(organization_id=organization_id, domain=d) for d in domains)
-    await session.flush()
-    return sorted(domains)

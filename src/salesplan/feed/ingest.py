@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
+from salesplan.kit.scoping import in_organization, organization_parameter
 from salesplan.models.calendar import CalendarEvent
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
@@ -77,7 +78,7 @@ def _statements(dialect: str) -> _Statements:
         .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
         .returning(t.id),
         thread_id=select(t.id).where(
-            t.organization_id == bindparam("p_org"),
+            organization_parameter(t, "p_org"),
             t.kind == bindparam("p_kind"),
             t.thread_key == bindparam("p_key"),
         ),
@@ -419,7 +420,7 @@ def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
         thread_id = conn.execute(
             update(_THREADS)
             .where(
-                t.organization_id == e.organization_id,
+                in_organization(t, e),
                 t.kind == "calendar",
                 t.thread_key == str(e.id),
             )
@@ -435,7 +436,7 @@ def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
         conn.execute(
             update(_MESSAGES)
             .where(
-                m.organization_id == e.organization_id,
+                in_organization(m, e),
                 m.source_key == f"calendar:{e.id}",
             )
             .values(subject=e.title, text=text, occurred_at=e.start_at)

@@ -24,8 +24,8 @@ from salesplan.auth.dependencies import public
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import slack_signing_secret
 from salesplan.errors import PayloadTooLarge, Unauthorized, ValidationFailed
-from salesplan.feed.domains import is_own_address
 from salesplan.feed.ingest import Incoming, record
+from salesplan.feed.repository import is_own_address
 from salesplan.feed.schemas import FeedMessageOut
 from salesplan.models.feed import FeedMessage
 from salesplan.webhooks import events

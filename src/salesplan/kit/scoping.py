@@ -4,6 +4,7 @@ another organization's row is simply not found (a 404, never a 403)."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Select, bindparam, select, update
@@ -20,6 +21,14 @@ class TenantScope(Protocol):
 
     @property
     def organization_id(self) -> uuid.UUID: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OrgScope:
+    """A scope naming one organization by id, for code that has no request context (a job, a
+    command, a rule given only the organization's id)."""
+
+    organization_id: uuid.UUID
 
 
 def scoped(stmt: Select, ctx: TenantScope, model: Any | None = None) -> Select:  # type: ignore[type-arg]
@@ -44,7 +53,14 @@ def scoped_by_parameter(stmt: Select, model: Any | None = None) -> Select:  # ty
     (`{"organization_id": ctx.organization_id, ...}`). Building a statement costs more CPU than
     running it on a primary key."""
     target = model if model is not None else stmt.column_descriptions[0]["entity"]
-    return stmt.where(target.organization_id == bindparam("organization_id"))
+    return stmt.where(organization_parameter(target))
+
+
+def organization_parameter(model: Any, name: str = "organization_id") -> Any:
+    """The condition `scoped_by_parameter` adds, for any statement built once (an UPDATE, an
+    INSERT … SELECT): `model`'s rows of the organization passed as the parameter `name`.
+    `model` may be a mapped class, a table's `.c` or anything with an `organization_id`."""
+    return model.organization_id == bindparam(name)
 
 
 def not_found(model: Any, object_id: Any, what: str | None = None) -> NotFound:

@@ -4,24 +4,21 @@ Services never commit; they flush so that the renderers read what was written.""
 
 from __future__ import annotations
 
-import functools
 import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, case, select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.kit.clock import utcnow
-from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import not_found, scoped
 from salesplan.models.plans import Plan, PlanTask
 from salesplan.plans import repository as repo
-from salesplan.plans import versioning
 from salesplan.plans.checks import (
     check_assignee,
     check_milestone,
@@ -76,87 +73,8 @@ async def create_task(
 
 # --- updatePlanTask: the hot write, in Core on the driver ------------------------------------
 
-_IDS: dict[str, Any] = {
-    "plan_id": bindparam("plan_id"),
-    "task_id": bindparam("task_id"),
-    "organization_id": bindparam("organization_id"),
-}
-
 P: Any = repo.P
 T: Any = repo.T
-# The task named in the path, of that plan and the organization.
-_THE_TASK = (
-    (T.c.id == _IDS["task_id"])
-    & (T.c.plan_id == _IDS["plan_id"])
-    & (T.c.organization_id == _IDS["organization_id"])
-)
-
-# The plan locked (a row lock until the transaction ends, as `live_plan`'s FOR UPDATE: writes to
-# one plan's content run one after the other), its version bumped and its updated_at stamped
-# (as versioning.bump does for every child write), in one statement. The bump comes before the
-# write it accounts for, as versioning.py's do; a failed write rolls both back.
-_LOCK_AND_BUMP = DriverStatement(
-    update(P)
-    .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
-    .values(version=versioning.NEXT_VERSION, updated_at=bindparam("new_updated_at"))
-    .returning(P.c.archived_at)
-)
-
-_TASK_EXISTS = DriverStatement(select(T.c.id).where(_THE_TASK))
-
-
-@functools.lru_cache(maxsize=128)
-def _task_update(keys: frozenset[str]) -> DriverStatement:
-    """UPDATE of the task setting `keys` (TaskUpdate's properties that were sent) and
-    `updated_at`, answering the task's wire columns: one statement per set of keys, built
-    once. `completed_at` follows `completed` from the row's own current value: kept when
-    `completed` does not change, else the new value (now, or null when reopened)."""
-    values: dict[Any, Any] = {T.c[k]: bindparam(f"new_{k}", type_=T.c[k].type) for k in keys}
-    if "completed" in keys:
-        values[T.c.completed_at] = case(
-            (
-                T.c.completed == bindparam("new_completed", type_=T.c.completed.type),
-                T.c.completed_at,
-            ),
-            else_=bindparam("new_completed_at", type_=T.c.completed_at.type),
-        )
-    values[T.c.updated_at] = bindparam("new_updated_at", type_=T.c.updated_at.type)
-    return DriverStatement(update(T).where(_THE_TASK).values(values).returning(*repo.TASK_COLUMNS))
-
-
-@functools.lru_cache(maxsize=128)
-def _task_update_at_once(keys: frozenset[str]) -> DriverStatement:
-    """`_task_update` with the plan's lock and bump in the same statement (PostgreSQL):
-
-        WITH locked AS (SELECT id, archived_at FROM plans WHERE <the plan> FOR UPDATE),
-             written AS (UPDATE plan_tasks SET … WHERE <the task>
-                         AND plan_id = (SELECT id FROM locked WHERE archived_at IS NULL)
-                         RETURNING <wire columns>),
-             bumped AS (UPDATE plans SET version = version + 1, updated_at = …
-                        WHERE id IN (SELECT plan_id FROM written))
-        SELECT <wire columns> FROM written
-
-    Locks in the order every plan write takes them: the task's row is locked only after the
-    filter naming `locked` passed, so after the plan's lock. The plan is bumped only when
-    the task was written (the data-modifying CTEs run to completion with the statement);
-    no row answered means nothing was written. The task's SET expressions read its latest
-    committed version (READ COMMITTED re-reads a row updated while the statement waited)."""
-    locked = (
-        select(P.c.id, P.c.archived_at)
-        .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
-        .with_for_update()
-        .cte("locked")
-    )
-    live = select(locked.c.id).where(locked.c.archived_at.is_(None)).scalar_subquery()
-    update_task: Any = _task_update(keys).statement
-    written = update_task.where(T.c.plan_id == live).cte("written")
-    bumped = (
-        versioning.bump(select(written.c.plan_id))
-        .values(updated_at=bindparam("new_updated_at"))
-        .cte("bumped")
-    )
-    columns = [written.c[column.name] for column in repo.TASK_COLUMNS]
-    return DriverStatement(select(*columns).add_cte(bumped))
 
 
 def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict[str, Any]:
@@ -197,7 +115,7 @@ async def update_task_at_once(
         return None  # its event is recorded in `update_task`'s transaction
     params = _params(ctx, plan_id, task_id)
     _set(params, sent)
-    row = await _task_update_at_once(frozenset(sent)).fetchrow(conn, params)
+    row = await repo.task_update_at_once(frozenset(sent)).fetchrow(conn, params)
     return None if row is None else task_dict(row)
 
 
@@ -228,12 +146,12 @@ async def update_task(
     task's 404."""
     sent: dict[str, Any] = body.sent()
     params = _params(ctx, plan_id, task_id)
-    plan = await _LOCK_AND_BUMP.fetchrow(conn, params)
+    plan = await repo.LOCK_AND_BUMP.fetchrow(conn, params)
     if plan is None:
         raise not_found(Plan, plan_id)
     archived = plan[0] is not None
     if archived or _may_be_refused(sent):
-        if await _TASK_EXISTS.fetchval(conn, params) is None:
+        if await repo.TASK_EXISTS.fetchval(conn, params) is None:
             raise not_found(PlanTask, task_id)
         if archived:
             raise plan_archived(plan_id)
@@ -241,7 +159,7 @@ async def update_task(
         await check_milestone(conn, ctx, plan_id, sent.get("milestone_id"))
         await check_assignee(conn, ctx, sent.get("assigned_to_id"))
     _set(params, sent)
-    row = await _task_update(frozenset(sent)).fetchrow(conn, params)
+    row = await repo.task_update(frozenset(sent)).fetchrow(conn, params)
     if row is None:
         raise not_found(PlanTask, task_id)
     task = task_dict(row)

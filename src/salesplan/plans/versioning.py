@@ -20,7 +20,7 @@ from collections import OrderedDict
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import bindparam, event, select, update
+from sqlalchemy import bindparam, event, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
@@ -36,12 +36,9 @@ from salesplan.plans.render import plan_base
 P: Any = Plan.__table__
 CHILDREN = (PlanMilestone, PlanGoal, PlanTask)
 CHILD_TABLES: dict[str, Any] = {m.__tablename__: m.__table__ for m in CHILDREN}
-NEXT_VERSION = P.c.version + 1
-
-
-def bump(ids: Any) -> Any:
-    """UPDATE plans SET version = version + 1 for `ids` (a collection or a subquery)."""
-    return update(P).where(P.c.id.in_(ids)).values(version=NEXT_VERSION)
+# The statements live in the repository; their names here for the hooks below.
+NEXT_VERSION = repo.NEXT_VERSION
+bump = repo.bump
 
 
 def touch_plan(session: Session, plan_id: Any) -> None:

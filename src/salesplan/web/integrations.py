@@ -15,7 +15,8 @@ from starlette.responses import RedirectResponse, Response
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import set_integration
 from salesplan.errors import Unprocessable, ValidationFailed
-from salesplan.feed.domains import explicit_own_domains, parse_own_domains, set_own_domains
+from salesplan.feed.domains import parse_own_domains
+from salesplan.feed.service import explicit_own_domains, set_own_domains
 from salesplan.organizations.repository import role_in
 from salesplan.web import repository
 from salesplan.web.deps import DeveloperPost
