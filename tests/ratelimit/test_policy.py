@@ -21,6 +21,7 @@ SPEC_TABLE = {
     "engage_analytics": (20, None),
     "plans": (90, 45),
     "calendar": (60, 30),
+    "webhooks": (60, 30),  # contract §13
 }
 
 
