@@ -84,9 +84,12 @@ async def add_webhook_endpoint(
     except AppError as exc:
         await _flash(request, session, {"error": _problem(exc)})
         return RedirectResponse(BACK, status_code=303)
-    await _flash(
-        request, session, {"kind": "webhook", "url": endpoint.url, "webhook_secret": secret}
-    )
+    return await _show_secret(request, session, endpoint.url, secret)
+
+
+async def _show_secret(request: Request, session: Any, url: str, secret: str) -> Response:
+    """Back to the settings page, which shows the new signing secret once."""
+    await _flash(request, session, {"kind": "webhook", "url": url, "webhook_secret": secret})
     return RedirectResponse("/settings/developer#webhook-secret", status_code=303)
 
 
@@ -108,10 +111,7 @@ async def rotate_webhook_endpoint(
     except AppError as exc:
         await _flash(request, session, {"error": _problem(exc)})
         return RedirectResponse(BACK, status_code=303)
-    await _flash(
-        request, session, {"kind": "webhook", "url": endpoint.url, "webhook_secret": secret}
-    )
-    return RedirectResponse("/settings/developer#webhook-secret", status_code=303)
+    return await _show_secret(request, session, endpoint.url, secret)
 
 
 @router.post(PATH + "/{endpoint_id}/delete")
