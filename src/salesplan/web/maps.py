@@ -5,12 +5,12 @@ member of the map's organization. Anyone else gets the same 404 as for an unknow
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from salesplan.db import SessionDep
+from salesplan.kit.scoping import OrgScope
 from salesplan.models.crm import Account, RelationshipMap
 from salesplan.models.identity import Organization, User
 from salesplan.relationship_maps.repository import (
@@ -33,13 +33,6 @@ from salesplan.web.pages import render
 router = APIRouter(include_in_schema=False)
 
 _ENTITY_LABELS = {"Account": "Account", "BuyingGroup": "Buying group", "Opportunity": "Opportunity"}
-
-
-@dataclass(frozen=True)
-class OrgScope:
-    """What `kit.scoping` needs: the organization a page reads in (one the user belongs to)."""
-
-    organization_id: uuid.UUID
 
 
 async def _people(maps: RelationshipMapRepository, map_id: uuid.UUID) -> list[Person]:

@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 
 from salesplan.db import SessionDep
 from salesplan.errors import AppError
-from salesplan.kit.scoping import TenantScope
+from salesplan.kit.scoping import OrgScope, TenantScope
 from salesplan.organizations.repository import role_in
 from salesplan.web import repository
 from salesplan.web.deps import DeveloperPost
@@ -29,18 +29,13 @@ PATH = "/settings/developer/webhooks/{organization_id}"
 BACK = "/settings/developer#webhooks"
 
 
-class _Org:
-    def __init__(self, organization_id: uuid.UUID) -> None:
-        self.organization_id = organization_id
-
-
 async def webhook_rows(session: AsyncSession, user_id: uuid.UUID) -> list[dict[str, Any]]:
     """The organizations the user administers, each with its endpoints."""
     rows = []
     for org_id, name, _hook, _secret in await repository.administered_integrations(
         session, user_id
     ):
-        scope: TenantScope = _Org(org_id)
+        scope: TenantScope = OrgScope(org_id)
         rows.append(
             {"id": org_id, "name": name, "endpoints": await service.all_endpoints(session, scope)}
         )
@@ -76,15 +71,21 @@ async def add_webhook_endpoint(
             }
         )
         endpoint, secret = await service.new_endpoint(
-            session, request.app.state.settings, _Org(organization_id), body
+            session, request.app.state.settings, OrgScope(organization_id), body
         )
     except ValidationError:
-        await _flash(request, session, {"error": "Give an https URL of at most 2048 characters."})
-        return RedirectResponse(BACK, status_code=303)
+        return await _back(
+            request, session, {"error": "Give an https URL of at most 2048 characters."}
+        )
     except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-        return RedirectResponse(BACK, status_code=303)
+        return await _back(request, session, {"error": _problem(exc)})
     return await _show_secret(request, session, endpoint.url, secret)
+
+
+async def _back(request: Request, session: Any, flash: dict[str, Any]) -> Response:
+    """Back to the settings page's webhooks section, with `flash` shown once."""
+    await _flash(request, session, flash)
+    return RedirectResponse(BACK, status_code=303)
 
 
 async def _show_secret(request: Request, session: Any, url: str, secret: str) -> Response:
@@ -106,11 +107,10 @@ async def rotate_webhook_endpoint(
         return RedirectResponse(BACK, status_code=303)
     try:
         endpoint, secret = await service.new_secret(
-            session, request.app.state.settings, _Org(organization_id), endpoint_id
+            session, request.app.state.settings, OrgScope(organization_id), endpoint_id
         )
     except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-        return RedirectResponse(BACK, status_code=303)
+        return await _back(request, session, {"error": _problem(exc)})
     return await _show_secret(request, session, endpoint.url, secret)
 
 
@@ -126,9 +126,7 @@ async def delete_webhook_endpoint(
     if await _refused(request, session, user, organization_id):
         return RedirectResponse(BACK, status_code=303)
     try:
-        await service.remove_endpoint(session, _Org(organization_id), endpoint_id)
+        await service.remove_endpoint(session, OrgScope(organization_id), endpoint_id)
     except AppError as exc:
-        await _flash(request, session, {"error": _problem(exc)})
-        return RedirectResponse(BACK, status_code=303)
-    await _flash(request, session, {"notice": "Webhook endpoint deleted."})
-    return RedirectResponse(BACK, status_code=303)
+        return await _back(request, session, {"error": _problem(exc)})
+    return await _back(request, session, {"notice": "Webhook endpoint deleted."})

@@ -34,12 +34,12 @@ from salesplan.config import Settings
 from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
 from salesplan.engage.delivery import windows
-from salesplan.engage.delivery.sequence import LIVE, OrganizationScope
+from salesplan.engage.delivery.sequence import LIVE
 from salesplan.engage.delivery.service import fail_unrendered, outbox_message
 from salesplan.engage.schemas import CampaignOut
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import OrgScope, TenantScope, scoped
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -149,7 +149,7 @@ async def schedule(
     result = Scheduled()
     steps: list[dict[str, Any]] = list(campaign.flow.get("steps", []))
     org_id = campaign.organization_id
-    scope = OrganizationScope(org_id)
+    scope = OrgScope(org_id)
     template_ids = {uuid.UUID(str(s["templateId"])) for s in steps}
     templates = await _by_id(session, EngageTemplate, scope, template_ids)
     contacts = await _by_id(session, Contact, scope, {e.contact_id for e in enrollments})

@@ -19,11 +19,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import sequence
-from salesplan.engage.delivery.sequence import OrganizationScope
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import OrgScope, scoped
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.webhooks import events
@@ -44,7 +43,7 @@ async def suppress(
     address = mailbox(email)
     if not address:
         return
-    scope = OrganizationScope(organization_id)
+    scope = OrgScope(organization_id)
     exists = (
         await session.execute(
             scoped(select(EngageSuppression.id), scope, EngageSuppression).where(
@@ -62,7 +61,7 @@ async def suppress(
 
 
 async def _message_by_rfc_id(
-    session: AsyncSession, scope: OrganizationScope, ids: list[str]
+    session: AsyncSession, scope: OrgScope, ids: list[str]
 ) -> EngageMessage | None:
     if not ids:
         return None
@@ -134,7 +133,7 @@ async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: 
         raise ValidationFailed(
             "The message cannot be read as an e-mail.", details={"reason": "malformed_mail"}
         ) from None
-    scope = OrganizationScope(organization_id)
+    scope = OrgScope(organization_id)
     if inbound.kind == "dsn":
         await _delivery_status(session, scope, inbound)
     elif inbound.kind == "complaint":
@@ -224,9 +223,7 @@ def _statuses(mail: Message) -> list[tuple[str, str, str]]:
     return []
 
 
-async def _delivery_status(
-    session: AsyncSession, scope: OrganizationScope, inbound: Inbound
-) -> None:
+async def _delivery_status(session: AsyncSession, scope: OrgScope, inbound: Inbound) -> None:
     """A DSN changes the one message of this organization it names (its Message-ID), and
     suppresses that message's recipient only. Contract §14: a 5.x.x status is a hard bounce
     (the message `bounced`, its address suppressed); a 4.x.x one is soft (`lastError` says
@@ -282,14 +279,14 @@ def _part_text(mail: EmailMessage, subtype: str) -> str | None:
     return _clean(text)
 
 
-async def _stored(session: AsyncSession, scope: OrganizationScope, rfc_message_id: str) -> bool:
+async def _stored(session: AsyncSession, scope: OrgScope, rfc_message_id: str) -> bool:
     stmt = scoped(select(EngageReply.id), scope, EngageReply).where(
         EngageReply.rfc_message_id == rfc_message_id
     )
     return (await session.execute(stmt.limit(1))).first() is not None
 
 
-async def _reply_once(session: AsyncSession, scope: OrganizationScope, inbound: Inbound) -> None:
+async def _reply_once(session: AsyncSession, scope: OrgScope, inbound: Inbound) -> None:
     """Store the reply once per Message-ID in the organization (contract §12). A delivery
     repeated later finds it; one at the same moment meets the unique index: its transaction is
     rolled back (it wrote nothing else) and it answers as the first did."""
@@ -305,7 +302,7 @@ async def _reply_once(session: AsyncSession, scope: OrganizationScope, inbound: 
 
 
 async def _reply(
-    session: AsyncSession, scope: OrganizationScope, inbound: Inbound, rfc_id: str | None
+    session: AsyncSession, scope: OrgScope, inbound: Inbound, rfc_id: str | None
 ) -> None:
     """The reply, threaded to the message it answers (the feed records it as it is flushed)."""
     message = await _message_by_rfc_id(session, scope, inbound.original_ids)

@@ -11,7 +11,6 @@ completes the enrollment after the last) → … and ends `completed`, `replied`
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox_or_none
-from salesplan.kit.scoping import in_organization, scoped
+from salesplan.kit.scoping import OrgScope, in_organization, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageEnrollment
 from salesplan.models.engage_delivery import EngageMessage
@@ -112,13 +111,6 @@ async def _cancel_waiting(session: AsyncSession, *where: Any) -> None:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class OrganizationScope:
-    """What `scoped` needs, for work that carries no token (inbound mail, the worker)."""
-
-    organization_id: uuid.UUID
-
-
 async def stop_on_reply(
     session: AsyncSession,
     organization_id: uuid.UUID,
@@ -130,7 +122,7 @@ async def stop_on_reply(
     cancelled and its enrollment is `replied` (no further step is scheduled), at `step`, the
     step whose message it answered (the campaign's status counts it there, not under the next
     step that was waiting)."""
-    scope = OrganizationScope(organization_id)
+    scope = OrgScope(organization_id)
     await _cancel_waiting(
         session,
         in_organization(EngageMessage, scope),
@@ -157,7 +149,7 @@ async def contact_of(
     if key is None:
         return None
     stmt = (
-        scoped(select(Contact.id), OrganizationScope(organization_id), Contact)
+        scoped(select(Contact.id), OrgScope(organization_id), Contact)
         .where(Contact.email_mailbox == key, Contact.archived_at.is_(None))
         .order_by(Contact.created_at, Contact.id)
         .limit(1)
@@ -173,7 +165,7 @@ async def stop_for_address(
     (campaign steps and scheduled sends) are cancelled and campaigns stop their sequences.
     `address` is already kit.email.mailbox'd; the rows hold theirs (`to_mailbox`,
     `email_mailbox`), so each lookup is one indexed equality."""
-    scope = OrganizationScope(organization_id)
+    scope = OrgScope(organization_id)
     await _cancel_waiting(
         session, in_organization(EngageMessage, scope), EngageMessage.to_mailbox == address
     )
