@@ -25,6 +25,10 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
 from salesplan.config import Settings
 from salesplan.errors import ServiceUnavailable
+from salesplan.kit.events import EventHandlers
+from salesplan.kit.uow import Database, UnitOfWork, session_factory
+from salesplan.kit.uow import commit as uow_commit
+from salesplan.kit.uow import rollback as uow_rollback
 
 log = logging.getLogger("salesplan.db")
 # aiosqlite logs every statement with its parameters at DEBUG: the data written (a calendar
@@ -283,8 +287,16 @@ class DatabaseHealth:
         self._down_until = -math.inf
 
 
-def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
-    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+def create_sessionmaker(
+    engine: AsyncEngine, handlers: EventHandlers | None = None
+) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose commit (`kit.uow.commit`) runs `handlers` on the domain events their
+    writes emit; by default the app's (`salesplan.events.handlers`)."""
+    if handlers is None:
+        from salesplan.events import handlers as app_handlers
+
+        handlers = app_handlers()
+    return session_factory(engine, handlers)
 
 
 def create_read_engine(engine: AsyncEngine) -> AsyncEngine:
@@ -295,15 +307,27 @@ def create_read_engine(engine: AsyncEngine) -> AsyncEngine:
     return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
-def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+def create_read_sessionmaker(
+    engine: AsyncEngine, handlers: EventHandlers | None = None
+) -> async_sessionmaker[AsyncSession]:
     """Sessions for `@read_only` endpoints. On PostgreSQL their connection runs in autocommit:
     no BEGIN and no COMMIT round trip around the request's reads. Under READ COMMITTED (the
     default) each statement takes its own snapshot inside a transaction too, so what a read
     sees is the same; a write a read path does (the API key's last_used_at, once a minute)
     commits on its own, which is all it needs."""
     if engine.dialect.name != "postgresql":
-        return create_sessionmaker(engine)
-    return create_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"))
+        return create_sessionmaker(engine, handlers)
+    return create_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"), handlers)
+
+
+def create_database(engine: AsyncEngine, handlers: EventHandlers | None = None) -> Database:
+    """The factories a unit of work opens from (`app.state.database`)."""
+    return Database(
+        sessionmaker=create_sessionmaker(engine, handlers),
+        read_sessionmaker=create_read_sessionmaker(engine, handlers),
+        engine=engine,
+        read_engine=create_read_engine(engine),
+    )
 
 
 RETRY_AFTER_SECONDS = 5
@@ -325,22 +349,49 @@ def check_available(request: Request) -> None:
         raise ServiceUnavailable(retry_after=RETRY_AFTER_SECONDS)
 
 
+def _read_only(request: Request) -> bool:
+    return getattr(request.scope.get("endpoint"), "__salesplan_read_only__", False)
+
+
+async def get_uow(request: Request) -> AsyncIterator[UnitOfWork]:
+    """The request's unit of work (`kit.uow`). Declared with scope="function" so that the
+    commit happens before the response is sent: a client never sees success for a write that
+    was lost."""
+    check_available(request)
+    uow = UnitOfWork(request.app.state.database, read_only=_read_only(request))
+    try:
+        yield uow
+    except BaseException:
+        try:
+            await uow.rollback()
+        finally:
+            await uow.close()
+        raise
+    try:
+        await uow.commit()
+    finally:
+        await uow.close()
+
+
+UoW = Annotated[UnitOfWork, Depends(get_uow, scope="function")]
+
+
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """The request's session. Declared with scope="function" so that the commit happens
-    before the response is sent: a client never sees success for a write that was lost."""
+    """The request's session: a unit of work's (`get_uow`) when the route needs nothing else.
+    Committed (with its domain events) before the response is sent, rolled back on any
+    error."""
     check_available(request)
     maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
-    if getattr(request.scope.get("endpoint"), "__salesplan_read_only__", False):
+    if _read_only(request):
         maker = getattr(request.app.state, "read_sessionmaker", maker)
     async with maker() as session:
         try:
             yield session
         except BaseException:
-            await session.rollback()
+            await uow_rollback(session)
             raise
         else:
-            if session.in_transaction():
-                await session.commit()
+            await uow_commit(session)
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]

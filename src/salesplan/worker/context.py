@@ -10,13 +10,16 @@ until woken (`wake_worker`) or a short poll interval passes when all of them ans
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import text
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from salesplan.config import Settings
+from salesplan.kit.events import DomainEvent, emit
+from salesplan.kit.uow import Database, UnitOfWork
 
 WAKE_CHANNEL = "salesplan_worker"
 
@@ -30,6 +33,12 @@ class WorkerContext:
     worker_id: str
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
+    def unit_of_work(self) -> UnitOfWork:
+        """A job's unit of work: `async with ctx.unit_of_work() as uow:` commits (with the
+        domain events) when the block ends, rolls back if it raises."""
+        database = Database(self.sessionmaker, self.sessionmaker, self.engine, self.engine)
+        return UnitOfWork(database)
+
 
 JobKind = Callable[[WorkerContext], Awaitable[int]]
 
@@ -38,13 +47,25 @@ JobKind = Callable[[WorkerContext], Awaitable[int]]
 in_process_wakeup: asyncio.Event | None = None
 
 
-async def wake_worker(session: AsyncSession) -> None:
-    """Wake the worker(s) when the request's transaction commits.
+@dataclass(frozen=True)
+class JobDue(DomainEvent):
+    """Work was queued for the worker: wake it when the transaction commits."""
 
-    PostgreSQL: `pg_notify` is transactional (delivered on COMMIT, dropped on ROLLBACK), and every
-    `salesplan worker` LISTENs on `WAKE_CHANNEL`. In-process (SQLite): set the loop's event; the
-    loop re-reads the database, so an early wake-up before the commit is harmless."""
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": WAKE_CHANNEL})
+
+async def wake_worker(session: AsyncSession) -> None:
+    """Wake the worker(s) when the request's transaction commits (a `JobDue` event)."""
+    emit(session, JobDue())
+
+
+def notify_workers(conn: Connection, _events: Sequence[JobDue]) -> None:
+    """In the transaction: PostgreSQL's `pg_notify` is transactional (delivered on COMMIT,
+    dropped on ROLLBACK), and every `salesplan worker` LISTENs on `WAKE_CHANNEL`. Once per
+    transaction, however many jobs it queued."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": WAKE_CHANNEL})
+
+
+async def wake_in_process(_events: Sequence[JobDue]) -> None:
+    """After the commit: the in-process worker's event (the embedded default)."""
     if in_process_wakeup is not None:
         in_process_wakeup.set()

@@ -1,0 +1,23 @@
+"""Which handler follows which domain event (`kit.events`): the whole wiring, in one place.
+
+A domain that emits an event defines it (a frozen dataclass beside the code that writes); a
+domain that follows it provides the handler; this module connects the two. The unit of work
+(`kit.uow`) runs the in-transaction handlers before COMMIT and the after-commit ones after.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from salesplan.kit.events import EventHandlers
+
+
+@functools.cache
+def handlers() -> EventHandlers:
+    from salesplan.worker.context import JobDue, notify_workers, wake_in_process
+
+    wiring = EventHandlers()
+    # Work queued for the worker: NOTIFY in the transaction, the in-process loop after it.
+    wiring.during(JobDue, notify_workers)
+    wiring.after(JobDue, wake_in_process)
+    return wiring
