@@ -20,7 +20,7 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
-from salesplan.db import SessionDep, read_connection
+from salesplan.db import SessionDep, unit_of_work
 from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response, revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
@@ -56,9 +56,9 @@ async def list_accounts(
     updated_since: UpdatedSince = None,
 ) -> Response:
     """List accounts."""
-    async with read_connection(request) as conn:
+    async with unit_of_work(request) as uow:
         items, meta = await service.list_accounts(
-            conn,
+            await uow.reader(),
             ctx,
             params,
             codec,
@@ -114,8 +114,8 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
 async def get_account(accountId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read one account."""
     # One statement on a pooled connection; ETag of the body, If-None-Match → 304.
-    async with read_connection(request) as conn:
-        account = await service.read_account(conn, ctx, accountId)
+    async with unit_of_work(request) as uow:
+        account = await service.read_account(await uow.reader(), ctx, accountId)
     return revalidated_json(account, request.headers.get("if-none-match"))
 
 

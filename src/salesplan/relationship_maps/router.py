@@ -9,8 +9,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep, write_connection
-from salesplan.kit.driver import transaction
+from salesplan.db import SessionDep, unit_of_work
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
@@ -134,11 +133,11 @@ async def upsert_relationship_map_contact(
     public_url = request.app.state.settings.public_url
     # A hot write, in Core on the driver and committed before the response: one statement
     # (and the read of what is placed) when it applies, else every step in one transaction.
-    async with write_connection(request) as conn:
-        args = (conn, ctx, buyerMapId, contactId, body, public_url)
+    async with unit_of_work(request) as uow:
+        args = (await uow.writer(), ctx, buyerMapId, contactId, body, public_url)
         out = await service.upsert_contact_at_once(*args)
         if out is None:
-            async with transaction(conn):
+            async with uow.atomic():
                 out = await service.upsert_contact(*args)
     return json_response(BuyerMapResponse(buyer_map=out))
 
