@@ -25,6 +25,7 @@ from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
 
 from salesplan.config import Settings
 from salesplan.errors import ServiceUnavailable
+from salesplan.kit.driver import closed_connection_error
 from salesplan.kit.events import EventHandlers
 from salesplan.kit.uow import Database, UnitOfWork, session_factory
 from salesplan.kit.uow import commit as uow_commit
@@ -124,16 +125,6 @@ _LOST_SQLSTATES = ("08", "57P01", "57P02", "57P03")
 # A statement cancelled by statement_timeout (57014): the database answers, the statement was
 # too slow. That request answers 503; the others go on (not an outage).
 _UNAVAILABLE_SQLSTATES = (*_LOST_SQLSTATES, "57014")
-# What the driver says of a connection it lost (asyncpg raises InterfaceError for many things:
-# too many parameters, an operation in progress; only these texts are a closed connection).
-_CLOSED_TEXTS = ("connection is closed", "connection was closed")
-
-
-def closed_connection_error(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    if name == "ConnectionDoesNotExistError":
-        return True
-    return name == "InterfaceError" and any(text in str(exc) for text in _CLOSED_TEXTS)
 
 
 def _database_failure(exc: BaseException, sqlstates: tuple[str, ...]) -> bool:

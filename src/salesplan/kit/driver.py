@@ -33,8 +33,18 @@ from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import sqltypes
 
-from salesplan.db import closed_connection_error
 from salesplan.kit.adapters import bind_processors, result_processor
+
+# What the driver says of a connection it lost (asyncpg raises InterfaceError for many things:
+# too many parameters, an operation in progress; only these texts are a closed connection).
+_CLOSED_TEXTS = ("connection is closed", "connection was closed")
+
+
+def closed_connection_error(exc: BaseException) -> bool:
+    name = type(exc).__name__
+    if name == "ConnectionDoesNotExistError":
+        return True
+    return name == "InterfaceError" and any(text in str(exc) for text in _CLOSED_TEXTS)
 
 
 @dataclass(frozen=True)
