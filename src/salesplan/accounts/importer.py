@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
+from salesplan.kit.uow import commit
 from salesplan.models.identity import Organization
 
 Kind = Literal["accounts", "contacts"]
@@ -168,7 +169,7 @@ async def run_import(
             try:
                 async with sessionmaker() as session:
                     result = await create(session, ctx, rows)
-                    await session.commit()
+                    await commit(session)
             except Exception as exc:  # the batch is rolled back: say so, stop
                 summary.not_processed = summary.rows_read - summary.created - summary.rejected
                 summary.error = f"batch starting at row {first_line + 1} failed: {exc}"

@@ -23,6 +23,7 @@ from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
 from salesplan.auth.tokens import bearer_token, cached_principal, resolve_token
 from salesplan.db import check_available
 from salesplan.errors import Forbidden, RateLimited
+from salesplan.kit.uow import commit
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import GROUPS, is_write
 
@@ -48,7 +49,7 @@ async def authenticate_request(request: Request, audience: str = "api") -> Princ
     check_available(request)
     async with request.app.state.sessionmaker() as session:
         principal = await resolve_token(session, raw, audience)
-        await session.commit()
+        await commit(session)
     return principal
 
 

@@ -33,6 +33,7 @@ from salesplan.auth.principal import Principal, RequestContext
 from salesplan.errors import AppError, Unauthorized, ValidationFailed
 from salesplan.errors import validation_errors as render_validation_errors
 from salesplan.kit.adapters import route_runner
+from salesplan.kit.uow import commit
 from salesplan.mcp.call import OrganizationMemory, ToolCall
 from salesplan.mcp.derive import PARAMETERS, Parameters
 from salesplan.mcp.registry import ToolSpec
@@ -201,7 +202,7 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) 
             )
             try:
                 body = await spec.run(call, args)
-                await session.commit()
+                await commit(session)
             except BaseException:
                 await session.rollback()
                 raise

@@ -49,6 +49,7 @@ from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
 from salesplan.kit.adapters import drop_handlers, lowlevel_server
+from salesplan.kit.uow import commit
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
 from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
@@ -317,7 +318,7 @@ class McpEndpoint:
         try:
             async with app.state.sessionmaker() as session:
                 principal = await authenticate(request, session, audience="mcp")
-                await session.commit()  # the key's last-used stamp
+                await commit(session)  # the key's last-used stamp
         except AppError as exc:
             headers = dict(exc.headers)
             if exc.status == 401:
