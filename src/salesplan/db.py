@@ -28,8 +28,6 @@ from salesplan.errors import ServiceUnavailable
 from salesplan.kit.driver import closed_connection_error
 from salesplan.kit.events import EventHandlers
 from salesplan.kit.uow import Database, UnitOfWork, session_factory
-from salesplan.kit.uow import commit as uow_commit
-from salesplan.kit.uow import rollback as uow_rollback
 
 log = logging.getLogger("salesplan.db")
 # aiosqlite logs every statement with its parameters at DEBUG: the data written (a calendar
@@ -378,37 +376,15 @@ def unit_of_work(request: Request) -> UnitOfWork:
 
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    """The request's session: a unit of work's (`get_uow`) when the route needs nothing else.
-    Committed (with its domain events) before the response is sent, rolled back on any
+    """The session of the request's unit of work, for the routes that need nothing else:
+    committed (with its domain events) before the response is sent, rolled back on any
     error."""
     check_available(request)
-    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
-    if _read_only(request):
-        maker = getattr(request.app.state, "read_sessionmaker", maker)
-    async with maker() as session:
-        try:
-            yield session
-        except BaseException:
-            await uow_rollback(session)
-            raise
-        else:
-            await uow_commit(session)
+    async with UnitOfWork(request.app.state.database, read_only=_read_only(request)) as uow:
+        yield await uow.session()
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
-
-
-async def get_connection(request: Request) -> AsyncIterator[AsyncConnection]:
-    """A pooled connection for hot reads in Core (no ORM session, no identity map), returned
-    to the pool before the response is sent. On PostgreSQL it runs in autocommit (no BEGIN,
-    no ROLLBACK): each statement reads its own snapshot, as under READ COMMITTED."""
-    check_available(request)
-    engine: AsyncEngine = request.app.state.read_engine
-    async with engine.connect() as connection:
-        yield connection
-
-
-ReadConnection = Annotated[AsyncConnection, Depends(get_connection, scope="function")]
 
 
 def read_connection(request: Request) -> AsyncConnection:

@@ -49,6 +49,7 @@ async def probe_client(app: FastAPI, settings: Settings) -> AsyncIterator[httpx.
     probed.include_router(probe)
     probed.state.engine = app.state.engine
     probed.state.sessionmaker = app.state.sessionmaker
+    probed.state.database = app.state.database
     transport = httpx.ASGITransport(app=probed, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c

@@ -1,4 +1,4 @@
-"""Accounts' hot reads in Core on a pooled connection (`db.ReadConnection`): getAccount is one
+"""Accounts' hot reads in Core on a pooled connection (a unit of work's `reader()`): getAccount is one
 statement on the primary key, a listAccounts page one keyed statement (and the count in page
 mode). Rows become wire dicts here, ids as plain strings and money as numbers, so that orjson
 serializes them without a fallback; no ORM object, no identity map, no pydantic model."""
