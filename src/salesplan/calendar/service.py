@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
+from salesplan.calendar.events import CalendarEventChanged
 from salesplan.calendar.ical import OccurrenceMissing, apply_changes, parse_instances
 from salesplan.calendar.provider import (
     AuthFailure,
@@ -41,6 +42,7 @@ from salesplan.errors import (
 )
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.responses import if_match_holds
@@ -345,6 +347,7 @@ async def update_event(
     apply_values(event, values)
     event.updated_at = utcnow()
     await events.flush(event)
+    emit(session, CalendarEventChanged(event.id))  # the feed's meeting thread follows it
     await webhook_events.record(
         session, ctx.organization_id, "calendar_event.updated", lambda: EventOut.of(event)
     )

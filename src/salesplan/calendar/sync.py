@@ -29,13 +29,16 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.calendar.crypto import decrypt_password
+from salesplan.calendar.events import CalendarEventChanged
 from salesplan.calendar.ical import Instance, parse_instances
 from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure, SyncTokenInvalid
 from salesplan.calendar.provider import call as provider_call
 from salesplan.calendar.schemas import EventOut
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.scoping import OrgScope, scoped
+from salesplan.kit.uow import commit
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
 from salesplan.models.crm import Account, Contact
 from salesplan.webhooks import events as webhook_events
@@ -302,6 +305,9 @@ async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: 
             changes.append(("calendar_event.deleted", row))
             await session.delete(row)
     await session.flush()
+    for kind, row in changes:  # the feed's meeting thread follows the event (feed/ingest.py)
+        if kind != "calendar_event.deleted":
+            emit(session, CalendarEventChanged(row.id))
     await webhook_events.record_many(
         session,
         [(conn.organization_id, kind, _event_out(row)) for kind, row in changes],
@@ -379,7 +385,7 @@ async def sync_connection(
         error = str(exc)
     network = time.perf_counter()
 
-    async with ctx.sessionmaker() as session, session.begin():
+    async with ctx.sessionmaker() as session:
         conn = await session.get(CalendarConnection, connection_id)
         if conn is None or conn.lease_owner != ctx.worker_id:
             return 0  # deleted meanwhile, or the lease expired and another worker took it
@@ -393,6 +399,7 @@ async def sync_connection(
         conn.lease_until = utcnow() + RETRY_AFTER_FAILURE if error else None
         if conn.sync_requested_at == requested_at:
             conn.sync_requested_at = None
+        await commit(session)  # with the events: the feed follows the stored events
     if timings is not None:
         timings["known"] = known_seconds
         if pulled is not None:
