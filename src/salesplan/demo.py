@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan import demo_repository as repo
 from salesplan.auth.passwords import verify_password
 from salesplan.auth.principal import RequestContext
 from salesplan.auth.tokens import create_api_key, revoke_api_key
 from salesplan.kit.ids import uuid7
-from salesplan.models.identity import ApiKey, Organization, User
+from salesplan.kit.uow import handle_pending
+from salesplan.models.identity import Organization, User
 from salesplan.organizations.service import add_user, create_organization
 
 DEMO_SLUG = "acme-demo"
@@ -41,9 +42,10 @@ class DemoResult:
 
 
 async def load_demo(session: AsyncSession) -> DemoResult:
-    org = (
-        await session.execute(select(Organization).where(Organization.slug == DEMO_SLUG))
-    ).scalar_one_or_none()
+    """Load the demo (once) and print a new key, in `session`'s transaction (the caller
+    commits). The domain events the loaders emit are handled here, in that transaction
+    (`kit.uow.handle_pending`), so the demo's feed is there whichever way the caller commits."""
+    org = await repo.organization_by_slug(session, DEMO_SLUG)
     created = org is None
     if org is None:
         org = await create_organization(session, name="Acme Demo")
@@ -59,22 +61,14 @@ async def load_demo(session: AsyncSession) -> DemoResult:
         for loader in DEMO_LOADERS:
             await loader(session, org, user)
     else:
-        user = (await session.execute(select(User).where(User.email == DEMO_EMAIL))).scalar_one()
-    earlier = (
-        await session.execute(
-            select(ApiKey.id).where(
-                ApiKey.user_id == user.id,
-                ApiKey.name == DEMO_KEY_NAME,
-                ApiKey.revoked_at.is_(None),
-            )
-        )
-    ).scalars()
+        user = await repo.user_by_email(session, DEMO_EMAIL)
     revoked = 0
-    for key_id in list(earlier):
+    for key_id in await repo.live_key_ids(session, user.id, DEMO_KEY_NAME):
         await revoke_api_key(session, user_id=user.id, key_id=key_id)
         revoked += 1
     _, raw = await create_api_key(session, user_id=user.id, name=DEMO_KEY_NAME)
     password = DEMO_PASSWORD if verify_password(user.password_hash, DEMO_PASSWORD) else None
+    await handle_pending(session)
     return DemoResult(str(org.id), str(user.id), DEMO_EMAIL, password, raw, created, revoked)
 
 
@@ -157,15 +151,11 @@ async def _load_crm(session: AsyncSession, org: Organization, user: User) -> Non
 
 async def _load_demo_plan(session: AsyncSession, org: Organization, user: User) -> None:
     """One mutual plan on the Globex account that the CRM loader made."""
-    from salesplan.kit.scoping import scoped
-    from salesplan.models.crm import Account
     from salesplan.plans.schemas import PlanCreate
     from salesplan.plans.service import create_plan
 
     ctx = demo_context(org, user)
-    account = (
-        await session.execute(scoped(select(Account).where(Account.name == "Globex"), ctx))
-    ).scalar_one()
+    account = await repo.account_named(session, ctx, "Globex")
     body = PlanCreate.model_validate(
         {
             "name": "Globex mutual success plan",
@@ -283,8 +273,11 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     from email.utils import formataddr
 
     from salesplan.calendar.crypto import encrypt_password
+    from salesplan.calendar.events import CalendarEventChanged
+    from salesplan.engage.delivery.events import ReplyReceived
     from salesplan.feed.ingest import Incoming, engage_message_sent, record
     from salesplan.kit.clock import utcnow
+    from salesplan.kit.events import emit
     from salesplan.models.calendar import CalendarConnection, CalendarEvent
     from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
@@ -308,18 +301,19 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     # Sent mail enters the feed as the delivery worker records the send.
     sender = formataddr((user.full_name or None, user.email))
     await (await session.connection()).run_sync(engage_message_sent, message, sent_at, sender)
-    session.add(
-        EngageReply(
-            organization_id=org.id,
-            message_id=message.id,
-            from_address=hank,
-            subject="Re: Globex and Acme, Hank",
-            text="Hi Dana, Thursday 10:00 works. Frank will join.",
-            rfc_message_id=f"<demo-{uuid7()}@globex.example>",
-            received_at=now - timedelta(days=2, hours=20),
-            created_at=now - timedelta(days=2, hours=20),
-        )
+    reply = EngageReply(
+        organization_id=org.id,
+        message_id=message.id,
+        from_address=hank,
+        subject="Re: Globex and Acme, Hank",
+        text="Hi Dana, Thursday 10:00 works. Frank will join.",
+        rfc_message_id=f"<demo-{uuid7()}@globex.example>",
+        received_at=now - timedelta(days=2, hours=20),
+        created_at=now - timedelta(days=2, hours=20),
     )
+    session.add(reply)
+    await session.flush()
+    emit(session, ReplyReceived(reply.id))  # the feed records the reply (feed/ingest.py)
     # A calendar collection nobody can reach (.invalid), its password sealed with a throwaway
     # key: the meeting is shown as synced; connect a real calendar to sync one.
     connection = CalendarConnection(
@@ -333,26 +327,27 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     session.add(connection)
     await session.flush()
     start = now.replace(minute=0, second=0) - timedelta(days=1)
-    session.add(
-        CalendarEvent(
-            organization_id=org.id,
-            connection_id=connection.id,
-            user_id=user.id,
-            href=connection.url + "globex-rollout.ics",
-            uid="demo-globex-rollout",
-            title="Globex rollout: scoping call",
-            description="Agenda: pilot scope, security review, timeline.",
-            start_at=start,
-            end_at=start + timedelta(hours=1),
-            attendees=[
-                {"email": hank, "name": "Hank Scorpio", "status": "ACCEPTED"},
-                {"email": frank, "name": "Frank Grimes", "status": "TENTATIVE"},
-                {"email": DEMO_EMAIL, "name": "Dana Demo", "status": "ACCEPTED"},
-            ],
-            organizer_email=DEMO_EMAIL,
-        )
+    meeting = CalendarEvent(
+        organization_id=org.id,
+        connection_id=connection.id,
+        user_id=user.id,
+        href=connection.url + "globex-rollout.ics",
+        uid="demo-globex-rollout",
+        title="Globex rollout: scoping call",
+        description="Agenda: pilot scope, security review, timeline.",
+        start_at=start,
+        end_at=start + timedelta(hours=1),
+        attendees=[
+            {"email": hank, "name": "Hank Scorpio", "status": "ACCEPTED"},
+            {"email": frank, "name": "Frank Grimes", "status": "TENTATIVE"},
+            {"email": DEMO_EMAIL, "name": "Dana Demo", "status": "ACCEPTED"},
+        ],
+        organizer_email=DEMO_EMAIL,
     )
+    session.add(meeting)
     await session.flush()
+    emit(session, CalendarEventChanged(meeting.id))  # its meeting thread (feed/ingest.py)
+    await handle_pending(session)  # the reply's and the meeting's entries, before Slack's
     root = now - timedelta(hours=5)
 
     def slack(conn_session: object) -> None:

@@ -14,9 +14,16 @@ from salesplan.kit.events import EventHandlers
 
 @functools.cache
 def handlers() -> EventHandlers:
+    from salesplan.calendar.events import CalendarEventChanged
+    from salesplan.engage.delivery.events import ReplyReceived
+    from salesplan.feed.ingest import calendar_events_changed, replies_received
     from salesplan.worker.context import JobDue, notify_workers, wake_in_process
 
     wiring = EventHandlers()
+    # The feed follows replies and meetings: their entries are written in the transaction
+    # that stores the reply or the calendar event.
+    wiring.during(ReplyReceived, replies_received)
+    wiring.during(CalendarEventChanged, calendar_events_changed)
     # Work queued for the worker: NOTIFY in the transaction, the in-process loop after it.
     wiring.during(JobDue, notify_workers)
     wiring.after(JobDue, wake_in_process)

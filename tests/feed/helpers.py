@@ -13,9 +13,13 @@ import httpx
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.calendar.events import CalendarEventChanged
+from salesplan.engage.delivery.events import ReplyReceived
 from salesplan.engage.delivery.integrations import inbound_secret, set_integration
 from salesplan.feed.ingest import engage_message_sent
 from salesplan.feed.slack import signature
+from salesplan.kit.events import emit
+from salesplan.kit.uow import commit
 from salesplan.models.calendar import CalendarActionItem, CalendarConnection, CalendarEvent
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 
@@ -72,7 +76,10 @@ async def reply_to(
         created_at=at,
     )
     db.add(r)
-    await db.commit()
+    await db.flush()
+    # As the inbound route does when it stores a reply (engage/delivery/inbound.py).
+    emit(db, ReplyReceived(r.id))
+    await commit(db)
     return r
 
 
@@ -114,8 +121,16 @@ async def meeting(
                 organization_id=org_id, event_id=event.id, position=i, text=f"Follow up {i}"
             )
         )
-    await db.commit()
+    await meeting_changed(db, event)
     return event
+
+
+async def meeting_changed(db: AsyncSession, event: CalendarEvent) -> None:
+    """Commit a new or changed event as the calendar's writes do (calendar/sync.py): the
+    feed's meeting thread follows it in the same transaction."""
+    await db.flush()
+    emit(db, CalendarEventChanged(event.id))
+    await commit(db)
 
 
 async def enable_slack(db: AsyncSession, app: Any, org_id: uuid.UUID) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.feed.helpers import T0, meeting, sent_email
+from tests.feed.helpers import T0, meeting, meeting_changed, sent_email
 from tests.fixtures.crm import make_account, make_contact
 from tests.fixtures.factories import Actor, make_key, make_user
 from tests.oauth.conftest import make_oauth_app
@@ -56,7 +56,7 @@ async def test_a_teammates_meeting_only_to_owner_admins_and_consultants(client, 
     owner = await teammate(db, actor, "member")
     event = await meeting(db, actor.org.id, owner.user.id, ["jane@acme.test"], T0, title="Private")
     event.description = "Secret pricing notes"
-    await db.commit()
+    await meeting_changed(db, event)
     await sent_email(db, actor.org.id, "jane@acme.test", T0 - timedelta(days=1), subject="Mail")
 
     # The owner, an admin and a consultant see the meeting and read its thread.

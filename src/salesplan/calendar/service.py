@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
+from salesplan.calendar.events import CalendarEventChanged
 from salesplan.calendar.ical import OccurrenceMissing, apply_changes, parse_instances
 from salesplan.calendar.provider import (
     AuthFailure,
@@ -26,9 +27,10 @@ from salesplan.calendar.repository import (
     ArtifactRepository,
     ConnectionRepository,
     EventRepository,
+    account_links,
 )
 from salesplan.calendar.schemas import ArtifactsIn, ConnectionIn, EventOut, EventPatch
-from salesplan.calendar.sync import _account_links, apply_values, event_values
+from salesplan.calendar.sync import apply_values, event_values
 from salesplan.calendar.visibility import may_read, reads_teammates
 from salesplan.errors import (
     Conflict,
@@ -41,6 +43,7 @@ from salesplan.errors import (
 )
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.responses import if_match_holds
@@ -318,14 +321,12 @@ async def update_event(
             details={"reason": str(exc)},
         ) from None
     # The provider accepted it: store what it now holds, on the row as it is now.
-    found = await session.scalars(
-        events.select().where(CalendarEvent.id == target.event_id).with_for_update()
-    )
-    event = found.one_or_none()  # type: ignore[assignment]
-    if event is None:
+    current = await events.locked(target.event_id)
+    if current is None:
         raise NotFound(
             "Calendar event not found: it was removed while the calendar server was updated."
         )
+    event = current
     if event.etag != target.etag or event.href != target.href:
         return event  # a sync stored the provider's newer state meanwhile
     margin = timedelta(days=1)
@@ -338,13 +339,14 @@ async def update_event(
     values: dict[str, Any] = {"etag": new_etag}
     if instances:
         inst = instances[0]
-        links = await _account_links(
+        links = await account_links(
             session, event.organization_id, {a["email"] for a in inst.attendees}
         )
         values = event_values(inst, event.href, new_etag, links)
     apply_values(event, values)
     event.updated_at = utcnow()
     await events.flush(event)
+    emit(session, CalendarEventChanged(event.id))  # the feed's meeting thread follows it
     await webhook_events.record(
         session, ctx.organization_id, "calendar_event.updated", lambda: EventOut.of(event)
     )

@@ -2,8 +2,8 @@
 
 A connection is due when a sync was asked for (`sync_requested_at`, set on create and by
 `POST …/sync`) or its last sync is older than `SYNC_INTERVAL`. `run_calendar_sync` claims a few due
-connections (PostgreSQL: `FOR UPDATE SKIP LOCKED`, and a lease so that a killed worker's claim
-expires), then syncs each: the CalDAV requests run in a thread with no database transaction open,
+connections (`worker.claims`: `FOR UPDATE SKIP LOCKED` on PostgreSQL, and a lease so that a killed
+worker's claim expires), then syncs each: the CalDAV requests run in a thread with no database transaction open,
 and the result is written in one short transaction.
 
 Incremental: with a sync token (RFC 6578) only the changed and deleted hrefs come back and only the
@@ -20,24 +20,24 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.calendar import repository as repo
 from salesplan.calendar.crypto import decrypt_password
+from salesplan.calendar.events import CalendarEventChanged
 from salesplan.calendar.ical import Instance, parse_instances
 from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure, SyncTokenInvalid
 from salesplan.calendar.provider import call as provider_call
 from salesplan.calendar.schemas import EventOut
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
-from salesplan.kit.scoping import OrgScope, scoped
+from salesplan.kit.events import emit
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
-from salesplan.models.crm import Account, Contact
 from salesplan.webhooks import events as webhook_events
 from salesplan.worker.context import WorkerContext
 
@@ -146,58 +146,6 @@ def pull(
     return fetch_changes(calendar, list_changes(calendar, token, window), known_etags, window)
 
 
-async def known_etags(
-    session: AsyncSession, connection_id: uuid.UUID, hrefs: set[str] | None
-) -> dict[str, str]:
-    """href -> stored ETag, of the connection's rows (of `hrefs` only, when given: an
-    incremental sync needs the few it was told about, not all of them)."""
-    stmt = select(CalendarEvent.href, CalendarEvent.etag).where(
-        CalendarEvent.connection_id == connection_id
-    )
-    if hrefs is None:
-        return {href: etag or "" for href, etag in await session.execute(stmt.distinct())}
-    out: dict[str, str] = {}
-    for chunk in _chunks(hrefs):
-        rows = await session.execute(stmt.where(CalendarEvent.href.in_(chunk)))
-        out.update((href, etag or "") for href, etag in rows)
-    return out
-
-
-async def _account_links(
-    session: AsyncSession, organization_id: uuid.UUID, emails: set[str]
-) -> dict[str, uuid.UUID]:
-    """email -> account, by contact e-mail first, else by the account's domain."""
-    if not emails:
-        return {}
-    links: dict[str, uuid.UUID] = {}
-    org = OrgScope(organization_id)
-    rows = await session.execute(
-        scoped(select(func.lower(Contact.email), Contact.account_id), org, Contact).where(
-            Contact.archived_at.is_(None),
-            func.lower(Contact.email).in_(sorted(emails)),
-        )
-    )
-    for email, account_id in rows:
-        links.setdefault(email, account_id)
-    domains = {e.rsplit("@", 1)[1] for e in emails if "@" in e and e not in links}
-    if domains:
-        rows = await session.execute(
-            scoped(select(func.lower(Account.domain), Account.id), org, Account).where(
-                Account.archived_at.is_(None),
-                func.lower(Account.domain).in_(sorted(domains)),
-            )
-        )
-        by_domain: dict[str, uuid.UUID] = {}
-        for domain, account_id in rows:
-            by_domain.setdefault(domain, account_id)
-        for email in emails:
-            if email not in links and "@" in email:
-                account = by_domain.get(email.rsplit("@", 1)[1])
-                if account is not None:
-                    links[email] = account
-    return links
-
-
 def link_account(instance: Instance, links: dict[str, uuid.UUID]) -> uuid.UUID | None:
     for att in instance.attendees:
         if att["email"] in links:
@@ -240,27 +188,6 @@ def apply_values(event: CalendarEvent, values: dict[str, Any]) -> bool:
     return changed
 
 
-def _chunks(values: Iterable[str], size: int = 500) -> list[list[str]]:
-    ordered = sorted(values)
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
-
-
-async def _rows_of(
-    session: AsyncSession, connection_id: uuid.UUID, hrefs: set[str], uids: set[str]
-) -> list[CalendarEvent]:
-    """The connection's rows of these hrefs or these UIDs."""
-    rows: dict[uuid.UUID, CalendarEvent] = {}
-    for column, values in ((CalendarEvent.href, hrefs), (CalendarEvent.uid, uids)):
-        for chunk in _chunks(values):
-            found = await session.scalars(
-                select(CalendarEvent).where(
-                    CalendarEvent.connection_id == connection_id, column.in_(chunk)
-                )
-            )
-            rows.update((r.id, r) for r in found)
-    return list(rows.values())
-
-
 async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: Pulled) -> int:
     """Write a pull into the events of `conn` (the caller commits): each instance updates the
     row of its (UID, RECURRENCE-ID) in place or adds one; the rows of the changed and deleted
@@ -276,10 +203,10 @@ async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: 
                 continue
             incoming[(inst.uid, inst.recurrence_key)] = (href, etag, inst)
     touched = set(pulled.deleted) | set(pulled.objects)
-    existing = await _rows_of(session, conn.id, touched, {uid for uid, _ in incoming})
+    existing = await repo.events_of(session, conn.id, touched, {uid for uid, _ in incoming})
     by_key = {(r.uid, r.recurrence_key): r for r in existing}
     emails = {a["email"] for _, _, inst in incoming.values() for a in inst.attendees}
-    links = await _account_links(session, conn.organization_id, emails)
+    links = await repo.account_links(session, conn.organization_id, emails)
     changes: list[tuple[str, CalendarEvent]] = []  # webhook events (contract §13)
     for key, (href, etag, inst) in incoming.items():
         values = event_values(inst, href, etag, links)
@@ -302,6 +229,9 @@ async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: 
             changes.append(("calendar_event.deleted", row))
             await session.delete(row)
     await session.flush()
+    for kind, row in changes:  # the feed's meeting thread follows the event (feed/ingest.py)
+        if kind != "calendar_event.deleted":
+            emit(session, CalendarEventChanged(row.id))
     await webhook_events.record_many(
         session,
         [(conn.organization_id, kind, _event_out(row)) for kind, row in changes],
@@ -314,28 +244,15 @@ def _event_out(row: CalendarEvent) -> Callable[[], EventOut]:
 
 
 async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:
-    now = utcnow()
-    async with ctx.sessionmaker() as session, session.begin():
-        stmt = (
-            select(CalendarConnection)
-            .where(
-                or_(
-                    CalendarConnection.sync_requested_at.is_not(None),
-                    CalendarConnection.last_synced_at.is_(None),
-                    CalendarConnection.last_synced_at < now - SYNC_INTERVAL,
-                ),
-                or_(CalendarConnection.lease_until.is_(None), CalendarConnection.lease_until < now),
-            )
-            .order_by(CalendarConnection.sync_requested_at.is_(None), CalendarConnection.id)
-            .limit(CLAIM_BATCH)
+    async with ctx.unit_of_work() as uow:
+        return await repo.claim_due_connections(
+            await uow.session(),
+            ctx.worker_id,
+            utcnow(),
+            interval=SYNC_INTERVAL,
+            lease=LEASE,
+            limit=CLAIM_BATCH,
         )
-        if ctx.engine.dialect.name == "postgresql":
-            stmt = stmt.with_for_update(skip_locked=True)
-        rows = list(await session.scalars(stmt))
-        for conn in rows:
-            conn.lease_owner = ctx.worker_id
-            conn.lease_until = now + LEASE
-        return [c.id for c in rows]
 
 
 async def sync_connection(
@@ -344,15 +261,15 @@ async def sync_connection(
     """Sync one claimed connection; answers how many objects were transferred. `timings`, when
     given, receives the seconds of each step (bench/calendar_sync.py prints them)."""
     began = time.perf_counter()
-    async with ctx.sessionmaker() as session:
-        conn = await session.get(CalendarConnection, connection_id)
+    # No transaction open across the network calls: the unit of work ends with the read.
+    async with ctx.unit_of_work() as uow:
+        conn = await repo.connection_by_id(await uow.session(), connection_id)
         if conn is None or conn.lease_owner != ctx.worker_id:
             return 0
         requested_at = conn.sync_requested_at
         token = conn.sync_token
         url, username, secret = conn.url, conn.username, conn.password_encrypted
         organization = conn.organization_id
-        await session.rollback()  # no transaction open across the network calls
 
     # Network calls in a thread, each with no transaction open; between them one short read of
     # the stored ETags (of the listed hrefs only, unless the listing is full).
@@ -367,9 +284,9 @@ async def sync_connection(
             list_changes, calendar, token, window, organization=organization
         )
         reading = time.perf_counter()
-        async with ctx.sessionmaker() as session:
-            known = await known_etags(
-                session, connection_id, None if listing.full else set(listing.etags)
+        async with ctx.unit_of_work() as uow:
+            known = await repo.known_etags(
+                await uow.session(), connection_id, None if listing.full else set(listing.etags)
             )
         known_seconds = time.perf_counter() - reading
         pulled = await provider_call(
@@ -379,8 +296,9 @@ async def sync_connection(
         error = str(exc)
     network = time.perf_counter()
 
-    async with ctx.sessionmaker() as session, session.begin():
-        conn = await session.get(CalendarConnection, connection_id)
+    async with ctx.unit_of_work() as uow:
+        session = await uow.session()
+        conn = await repo.connection_by_id(session, connection_id)
         if conn is None or conn.lease_owner != ctx.worker_id:
             return 0  # deleted meanwhile, or the lease expired and another worker took it
         if pulled is not None:

@@ -1,217 +1,46 @@
 """Writing the feed. Every source lands here, in the transaction that stores the source row:
 
-- engage replies and calendar events, through an ORM flush hook (`install`), so that the engage
-  and calendar code paths need not know about the feed;
+- engage replies and calendar events, through their domain events (`ReplyReceived`,
+  `CalendarEventChanged`, wired in `salesplan.events`): the code that writes the row says so,
+  and the handlers below run in the same transaction when the unit of work commits;
 - outbound engage messages (EMAIL) when they are sent, not when they are queued: the delivery
   worker calls `engage_messages_sent` (a group at a time, set-based) in the transaction that
   marks the messages `sent`, so a scheduled, cancelled or failed message never shows in an inbox;
 - Slack messages, from the signed `/inbound/slack` route.
 
-Each message is stored once (unique `source_key`, INSERT … ON CONFLICT DO NOTHING), and its
-thread's counters move only when the message was new. The functions are synchronous over a
-`Connection`: the flush hook runs inside the session's flush, and async callers use `run_sync`.
+This module says what a source becomes in the feed (an `Incoming` message); the statements
+that store it are `feed.ingest_repository`'s. The functions are synchronous over a
+`Connection`: the event handlers run on the transaction's connection, and async callers use
+`run_sync`.
 """
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import datetime
 from email.utils import parseaddr
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, case, event, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection
 
+from salesplan.calendar.events import CalendarEventChanged
+from salesplan.engage.delivery.events import ReplyReceived
+from salesplan.feed import ingest_repository as repo
+from salesplan.feed.ingest_repository import Incoming, add_participants, record, snippet
 from salesplan.kit.clock import utcnow
-from salesplan.kit.ids import uuid7
-from salesplan.kit.scoping import in_organization, organization_parameter
-from salesplan.models.calendar import CalendarEvent
-from salesplan.models.engage_delivery import EngageMessage, EngageReply
-from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
+from salesplan.models.engage_delivery import EngageMessage
 
-SNIPPET = 200
-_THREADS: Table = FeedThread.__table__  # type: ignore[assignment]
-_MESSAGES: Table = FeedMessage.__table__  # type: ignore[assignment]
-_PARTICIPANTS: Table = FeedParticipant.__table__  # type: ignore[assignment]
-
-
-@dataclass
-class Incoming:
-    organization_id: uuid.UUID
-    kind: str  # email | slack | calendar
-    thread_key: str
-    source_key: str
-    direction: str  # inbound | outbound
-    occurred_at: datetime
-    text: str = ""
-    subject: str | None = None
-    author_email: str | None = None
-    author_name: str | None = None
-    participants: list[tuple[str, str | None]] = field(default_factory=list)
-    slack_channel: str | None = None
-    slack_ts: str | None = None
-    calendar_event_id: uuid.UUID | None = None
-    author_participates: bool = True
-
-
-class _Statements(NamedTuple):
-    new_thread: Any
-    thread_id: Any
-    new_message: Any
-    participants: Any
-    bump_thread: dict[str, Any]  # by the message's direction: its thread's counters
-
-
-@functools.cache
-def _statements(dialect: str) -> _Statements:
-    """The statements that record a message, built once per dialect and run with parameter
-    dicts: building a statement with its values inline (and its cache key) cost more than
-    running it, and the delivery worker records every sent e-mail here (bench/delivery.py)."""
-    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
-    t = _THREADS.c
-    return _Statements(
-        new_thread=insert(_THREADS)
-        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
-        .returning(t.id),
-        thread_id=select(t.id).where(
-            organization_parameter(t, "p_org"),
-            t.kind == bindparam("p_kind"),
-            t.thread_key == bindparam("p_key"),
-        ),
-        new_message=insert(_MESSAGES)
-        .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
-        .returning(_MESSAGES.c.id),
-        participants=insert(_PARTICIPANTS).on_conflict_do_nothing(
-            index_elements=["thread_id", "email"]
-        ),
-        bump_thread={d: _count_statement(d) for d in ("inbound", "outbound")},
-    )
-
-
-def _count_statement(direction: str) -> Any:
-    """A new message in an existing thread: its counters, latest activity and snippet move."""
-    t = _THREADS.c
-    at = bindparam("p_at", type_=t.last_activity_at.type)
-    newer = t.last_activity_at <= at
-    column = t.last_inbound_at if direction == "inbound" else t.last_outbound_at
-    values: dict[str, Any] = {
-        "message_count": t.message_count + 1,
-        "last_activity_at": case((newer, at), else_=t.last_activity_at),
-        "snippet": case(
-            (newer | (t.message_count == 0), bindparam("p_snippet", type_=t.snippet.type)),
-            else_=t.snippet,
-        ),
-        "subject": func.coalesce(t.subject, bindparam("p_subject", type_=t.subject.type)),
-        "updated_at": bindparam("p_now", type_=t.updated_at.type),
-        column.key: case((column.is_(None) | (column < at), at), else_=column),
-    }
-    return update(_THREADS).where(t.id == bindparam("p_thread")).values(**values)
-
-
-def snippet(text: str) -> str:
-    return " ".join(text.split())[:SNIPPET]
-
-
-def _new_thread(conn: Connection, item: Incoming) -> uuid.UUID | None:
-    """Create the message's thread with the message counted in it; None when the thread
-    exists. A message's thread follows from the message (its `thread_key`), so a message whose
-    thread is new is new too: its first message needs no second look at the thread."""
-    at, now = item.occurred_at, utcnow()
-    row = {
-        "id": uuid7(),
-        "organization_id": item.organization_id,
-        "kind": item.kind,
-        "thread_key": item.thread_key,
-        "subject": item.subject,
-        "snippet": snippet(item.text),
-        "message_count": 1,
-        "last_activity_at": at,
-        "last_inbound_at": at if item.direction == "inbound" else None,
-        "last_outbound_at": None if item.direction == "inbound" else at,
-        "calendar_event_id": item.calendar_event_id,
-        "created_at": now,
-        "updated_at": now,
-    }
-    return conn.execute(_statements(conn.dialect.name).new_thread, row).scalar_one_or_none()
-
-
-def _thread_id(conn: Connection, item: Incoming) -> uuid.UUID:
-    key = {"p_org": item.organization_id, "p_kind": item.kind, "p_key": item.thread_key}
-    return conn.execute(_statements(conn.dialect.name).thread_id, key).scalar_one()
-
-
-def add_participants(
-    conn: Connection,
-    organization_id: uuid.UUID,
-    thread_id: uuid.UUID,
-    people: Iterable[tuple[str, str | None]],
-) -> None:
-    rows = {}
-    for email, name in people:
-        address = (email or "").strip().lower()
-        if "@" in address and address not in rows:
-            rows[address] = {
-                "thread_id": thread_id,
-                "email": address[:320],
-                "organization_id": organization_id,
-                "domain": address.rsplit("@", 1)[1][:255],
-                "name": (name or None) and str(name)[:320],
-            }
-    if rows:
-        conn.execute(_statements(conn.dialect.name).participants, list(rows.values()))
-
-
-def record(conn: Connection, item: Incoming) -> uuid.UUID | None:
-    """Store one message (once); answers its id, or None when it was already stored. Three
-    statements when the message opens a thread, five when the thread exists."""
-    new_thread = _new_thread(conn, item)
-    thread_id = new_thread or _thread_id(conn, item)
-    row = {
-        "id": uuid7(),
-        "organization_id": item.organization_id,
-        "thread_id": thread_id,
-        "kind": item.kind,
-        "direction": item.direction,
-        "source_key": item.source_key,
-        "author_email": item.author_email,
-        "author_name": item.author_name,
-        "subject": item.subject,
-        "text": item.text,
-        "occurred_at": item.occurred_at,
-        "slack_channel": item.slack_channel,
-        "slack_ts": item.slack_ts,
-        "created_at": utcnow(),
-    }
-    message_id = conn.execute(_statements(conn.dialect.name).new_message, row).scalar_one_or_none()
-    if message_id is None:
-        return None
-    if new_thread is None:
-        _count_in_thread(conn, thread_id, item)
-    people = list(item.participants)
-    if item.author_email and item.author_participates:
-        people.append((item.author_email, item.author_name))
-    add_participants(conn, item.organization_id, thread_id, people)
-    return message_id
-
-
-def _count_in_thread(conn: Connection, thread_id: uuid.UUID, item: Incoming) -> None:
-    """A new message in an existing thread: its counters, latest activity and snippet move."""
-    params = {
-        "p_thread": thread_id,
-        "p_at": item.occurred_at,
-        "p_snippet": snippet(item.text),
-        "p_subject": item.subject,
-        "p_now": utcnow(),
-    }
-    direction = "inbound" if item.direction == "inbound" else "outbound"
-    conn.execute(_statements(conn.dialect.name).bump_thread[direction], params)
-
-
-# -- sources -------------------------------------------------------------------------------
+__all__ = [
+    "Incoming",
+    "add_participants",
+    "calendar_events_changed",
+    "engage_message_sent",
+    "engage_messages_sent",
+    "record",
+    "replies_received",
+    "snippet",
+]
 
 
 def engage_message_sent(
@@ -245,228 +74,71 @@ def engage_message_sent(
 def engage_messages_sent(
     conn: Connection, messages: list[EngageMessage], sent_at: datetime, sender: str = ""
 ) -> None:
-    """`engage_message_sent` for a batch the delivery worker just sent, set-based: one
-    multi-row statement per table (threads, messages, participants) instead of three to five
-    statements a message. Idempotent like `record`: a message already in the feed (its
-    `source_key`) is skipped, and a thread's counters move only for messages that are new."""
+    """`engage_message_sent` for a batch the delivery worker just sent, set-based
+    (`ingest_repository.record_sent_mails`): idempotent like `record`, a message already in
+    the feed is skipped and a thread's counters move only for messages that are new."""
     mails = [m for m in messages if m.channel == "EMAIL"]
     if not mails:
         return
-    st = _statements(conn.dialect.name)
     name, address = parseaddr(sender)
-    author_email, author_name = address.lower()[:320] or None, name[:320] or None
-    now = utcnow()
-    # Each outbound engage mail opens its own thread (keyed by its Message-ID), with the
-    # mail counted in it; a thread that exists already (a re-recorded mail) is looked up.
-    threads = [
-        {
-            "id": uuid7(),
-            "organization_id": m.organization_id,
-            "kind": "email",
-            "thread_key": m.rfc_message_id,
-            "subject": m.subject,
-            "snippet": snippet(m.body or ""),
-            "message_count": 1,
-            "last_activity_at": sent_at,
-            "last_inbound_at": None,
-            "last_outbound_at": sent_at,
-            "calendar_event_id": None,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for m in mails
-    ]
-    t = _THREADS.c
-    by_key: dict[tuple[uuid.UUID, str], uuid.UUID] = {}
-    created: set[uuid.UUID] = set()
-    for row in conn.execute(_new_threads_statement(conn.dialect.name), threads):
-        by_key[(row.organization_id, row.thread_key)] = row.id
-        created.add(row.id)
-    missing = [
-        m.rfc_message_id for m in mails if (m.organization_id, m.rfc_message_id) not in by_key
-    ]
-    if missing:
-        found = select(t.id, t.organization_id, t.thread_key).where(
-            t.kind == "email", t.thread_key.in_(missing)
-        )
-        for row in conn.execute(found):
-            by_key[(row.organization_id, row.thread_key)] = row.id
-    rows = []
-    thread_of: dict[str, uuid.UUID] = {}
-    for m in mails:
-        thread_id = by_key[(m.organization_id, m.rfc_message_id)]
-        source_key = f"engage_message:{m.id}"
-        thread_of[source_key] = thread_id
-        rows.append(
-            {
-                "id": uuid7(),
-                "organization_id": m.organization_id,
-                "thread_id": thread_id,
-                "kind": "email",
-                "direction": "outbound",
-                "source_key": source_key,
-                "author_email": author_email,
-                "author_name": author_name,
-                "subject": m.subject,
-                "text": m.body or "",
-                "occurred_at": sent_at,
-                "slack_channel": None,
-                "slack_ts": None,
-                "created_at": now,
-            }
-        )
-    new = [r.source_key for r in conn.execute(_new_messages_statement(conn.dialect.name), rows)]
-    if not new:
-        return
-    by_source = {f"engage_message:{m.id}": m for m in mails}
-    bumps = []
-    people = {}
-    for source_key in new:
-        m, thread_id = by_source[source_key], thread_of[source_key]
-        if thread_id not in created:  # a new message in a thread that was there already
-            bumps.append(
-                {
-                    "p_thread": thread_id,
-                    "p_at": sent_at,
-                    "p_snippet": snippet(m.body or ""),
-                    "p_subject": m.subject,
-                    "p_now": now,
-                }
-            )
-        address_to = (m.to_address or "").strip().lower()
-        if "@" in address_to:
-            people[(thread_id, address_to)] = {
-                "thread_id": thread_id,
-                "email": address_to[:320],
-                "organization_id": m.organization_id,
-                "domain": address_to.rsplit("@", 1)[1][:255],
-                "name": None,
-            }
-    if bumps:
-        conn.execute(st.bump_thread["outbound"], bumps)
-    if people:
-        conn.execute(st.participants, list(people.values()))
+    repo.record_sent_mails(conn, mails, sent_at, address.lower()[:320] or None, name[:320] or None)
 
 
-@functools.cache
-def _new_threads_statement(dialect: str) -> Any:
-    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
-    return (
-        insert(_THREADS)
-        .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
-        .returning(_THREADS.c.id, _THREADS.c.organization_id, _THREADS.c.thread_key)
+# -- the domain events' handlers (in the transaction, on its connection) -----------------------
+
+
+def _unique(ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
+    """Each id once, first emitted first: a row written twice in a transaction is one entry."""
+    return list(dict.fromkeys(ids))
+
+
+def replies_received(conn: Connection, events: Sequence[ReplyReceived]) -> None:
+    """`ReplyReceived`: the reply is an inbound message of the thread of the message it
+    answers (by that message's Message-ID), else of a thread of its own."""
+    for r in repo.replies(conn, _unique([e.reply_id for e in events])):
+        record(conn, _reply_message(r))
+
+
+def _reply_message(r: Any) -> Incoming:
+    return Incoming(
+        organization_id=r.organization_id,
+        kind="email",
+        thread_key=r.answered_key or r.rfc_message_id or f"reply:{r.id}",
+        source_key=f"engage_reply:{r.id}",
+        direction="inbound",
+        occurred_at=r.received_at or utcnow(),
+        text=r.text or "",
+        subject=r.subject,
+        author_email=r.from_address or None,
     )
 
 
-@functools.cache
-def _new_messages_statement(dialect: str) -> Any:
-    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
-    return (
-        insert(_MESSAGES)
-        .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
-        .returning(_MESSAGES.c.source_key)
-    )
+def calendar_events_changed(conn: Connection, events: Sequence[CalendarEventChanged]) -> None:
+    """`CalendarEventChanged`: a new event opens its meeting thread; a known one's thread
+    and message follow its title, text, start and attendees."""
+    for e in repo.calendar_events(conn, _unique([ev.event_id for ev in events])):
+        item = _meeting_message(e)
+        if record(conn, item) is None:  # an update of a known event: the thread follows it
+            repo.follow_calendar_event(conn, item)
 
 
-def _engage_reply(conn: Connection, r: EngageReply) -> None:
-    key = None
-    if r.message_id is not None:
-        key = conn.execute(
-            select(EngageMessage.rfc_message_id).where(EngageMessage.id == r.message_id)
-        ).scalar_one_or_none()
-    subject = r.subject
-    record(
-        conn,
-        Incoming(
-            organization_id=r.organization_id,
-            kind="email",
-            thread_key=key or r.rfc_message_id or f"reply:{r.id}",
-            source_key=f"engage_reply:{r.id}",
-            direction="inbound",
-            occurred_at=r.received_at or utcnow(),
-            text=r.text or "",
-            subject=subject,
-            author_email=r.from_address or None,
-        ),
-    )
-
-
-def _event_people(e: CalendarEvent) -> list[tuple[str, str | None]]:
+def _event_people(e: Any) -> list[tuple[str, str | None]]:
     people = [(str(a.get("email") or ""), a.get("name")) for a in e.attendees or []]
     if e.organizer_email:
         people.append((e.organizer_email, None))
     return people
 
 
-def _calendar_event(conn: Connection, e: CalendarEvent) -> None:
-    text = e.description or e.location or ""
-    added = record(
-        conn,
-        Incoming(
-            organization_id=e.organization_id,
-            kind="calendar",
-            thread_key=str(e.id),
-            source_key=f"calendar:{e.id}",
-            direction="outbound",
-            occurred_at=e.start_at,
-            text=text,
-            subject=e.title,
-            participants=_event_people(e),
-            calendar_event_id=e.id,
-        ),
+def _meeting_message(e: Any) -> Incoming:
+    return Incoming(
+        organization_id=e.organization_id,
+        kind="calendar",
+        thread_key=str(e.id),
+        source_key=f"calendar:{e.id}",
+        direction="outbound",
+        occurred_at=e.start_at,
+        text=e.description or e.location or "",
+        subject=e.title,
+        participants=_event_people(e),
+        calendar_event_id=e.id,
     )
-    if added is None:  # an update of a known event: the meeting's thread follows it
-        t = FeedThread.__table__.c
-        thread_id = conn.execute(
-            update(_THREADS)
-            .where(
-                in_organization(t, e),
-                t.kind == "calendar",
-                t.thread_key == str(e.id),
-            )
-            .values(
-                subject=e.title,
-                snippet=snippet(text),
-                last_activity_at=e.start_at,
-                updated_at=utcnow(),
-            )
-            .returning(t.id)
-        ).scalar_one_or_none()
-        m = FeedMessage.__table__.c
-        conn.execute(
-            update(_MESSAGES)
-            .where(
-                in_organization(m, e),
-                m.source_key == f"calendar:{e.id}",
-            )
-            .values(subject=e.title, text=text, occurred_at=e.start_at)
-        )
-        if thread_id is not None:
-            add_participants(conn, e.organization_id, thread_id, _event_people(e))
-
-
-def _after_flush(session: Session, _context: Any) -> None:
-    todo: list[Any] = [o for o in session.new if isinstance(o, EngageReply | CalendarEvent)]
-    todo += [o for o in session.dirty if isinstance(o, CalendarEvent)]
-    if not todo:
-        return
-    conn = session.connection()
-    for obj in todo:
-        if isinstance(obj, EngageReply):
-            _engage_reply(conn, obj)
-        else:
-            _calendar_event(conn, obj)
-
-
-_installed = False
-
-
-def install() -> None:
-    """Register the flush hook (once per process)."""
-    global _installed
-    if not _installed:
-        event.listen(Session, "after_flush", _after_flush)
-        _installed = True
-
-
-install()

@@ -31,7 +31,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.calendar.visibility import readable, reads_teammates
+from salesplan.calendar.repository import readable
+from salesplan.calendar.visibility import reads_teammates
 from salesplan.feed.domains import PUBLIC_MAILBOX_PROVIDERS, email_domain
 from salesplan.kit.pagination import CursorCodec, ListParams, ordered_part, paginate
 from salesplan.kit.schemas import PaginationMeta

@@ -86,7 +86,3 @@ __all__ = [
     "WebhookEndpoint",
     "WebhookEvent",
 ]
-
-# The feed's flush hook: engage messages, replies and calendar events reach the inbox in the
-# transaction that stores them, whichever process (server or worker) stores them.
-import salesplan.feed.ingest  # noqa: F401
