@@ -34,8 +34,8 @@ from salesplan.config import Settings
 from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
 from salesplan.engage.delivery import windows
+from salesplan.engage.delivery.queue import fail_unrendered, outbox_message
 from salesplan.engage.delivery.sequence import LIVE
-from salesplan.engage.delivery.service import fail_unrendered, outbox_message
 from salesplan.engage.schemas import CampaignOut
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
