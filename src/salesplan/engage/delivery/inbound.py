@@ -17,7 +17,7 @@ import nh3
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.engage.delivery import repository, sequence
+from salesplan.engage.delivery import repository, sequence_repository
 from salesplan.engage.delivery.events import ReplyReceived
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
@@ -50,7 +50,7 @@ async def suppress(
         )
         await session.flush()
     # A suppressed contact is never sent to again: campaigns stop writing to the address.
-    await sequence.stop_for_address(session, organization_id, address, reason)
+    await sequence_repository.stop_for_address(session, organization_id, address, reason)
 
 
 async def _message_by_rfc_id(
@@ -291,7 +291,7 @@ async def _reply(
     sender = inbound.from_address
     contact_id = message.contact_id if message is not None else None
     if contact_id is None:  # a plain send to an address, or a new mail: the sender's contact
-        contact_id = await sequence.contact_of(session, scope.organization_id, sender)
+        contact_id = await sequence_repository.contact_of(session, scope.organization_id, sender)
     reply = EngageReply(
         organization_id=scope.organization_id,
         message_id=message.id if message is not None else None,
@@ -320,7 +320,7 @@ async def _reply(
         await events.record_engage_message_change(session, message, now)  # webhooks (§13)
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
-            await sequence.stop_on_reply(
+            await sequence_repository.stop_on_reply(
                 session,
                 scope.organization_id,
                 message.campaign_id,

@@ -1,7 +1,7 @@
-"""The delivery job kind: claim due outbox rows, send them, record the outcome.
+"""The delivery job kind: claim due outbox rows, send them (`transports.py`), record the outcome.
 
-Claiming is one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED LIMIT n) RETURNING` that
-sets a lease by moving `next_attempt_at` forward: several workers never take the same row, and
+Claiming is worker/claims.py's one `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED
+LIMIT n) RETURNING` (`repository.lease`), which sets a lease by moving `next_attempt_at` forward: several workers never take the same row, and
 the rows of a worker killed mid-batch come due again when the lease ends (at-least-once; the
 `Message-ID` stays the same, so a receiving server can tell a duplicate). Outcomes are written
 only where the lease is still this worker's.
@@ -31,7 +31,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.config import Settings
-from salesplan.engage.delivery import repository, sequence
+from salesplan.engage.delivery import repository, sequence_repository
 from salesplan.engage.delivery.dkim import load_signer
 from salesplan.engage.delivery.transports import (
     DEFAULT_PAUSE,
@@ -148,9 +148,11 @@ async def after_sent(
     """Everything that follows from a group of messages the providers accepted at `sent_at`,
     in the transaction that marks them `sent` (each message is here exactly once): the feed
     records the e-mails (feed/ingest.py), and campaign enrollments move to `sent` so that the
-    next step is scheduled from this send (campaigns.py), and the webhook events are recorded."""
+    next step is scheduled from this send (campaign_runs.py), and the webhook events are recorded."""
     await conn.run_sync(engage_messages_sent, sent, sent_at, settings.smtp_from)
-    await sequence.mark_sent_many(conn, [m for m in sent if m.campaign_id is not None], sent_at)
+    await sequence_repository.mark_sent_many(
+        conn, [m for m in sent if m.campaign_id is not None], sent_at
+    )
     # Outbound webhooks (contract §13): `engage_message.sent`, one set-based write per group.
     changed = {"status": "sent", "sent_at": sent_at, "updated_at": sent_at}
     await events.record_engage_messages(conn, [(m, "engage_message.sent", changed) for m in sent])
@@ -276,6 +278,6 @@ async def record(
         rows.append(row)
     await repository.write_outcomes(session, rows)
     await events.record_engage_messages(session, events.failures(by_id, rows))  # webhooks (§13)
-    await sequence.stop_failed(session, failed)
+    await sequence_repository.stop_failed(session, failed)
     for sender, until in pauses.items():
         await repository.pause_sender(session, sender, until, "throttled by the provider")
