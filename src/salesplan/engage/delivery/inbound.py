@@ -24,6 +24,7 @@ from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
 from salesplan.kit.events import emit
 from salesplan.kit.scoping import OrgScope
+from salesplan.kit.uow import rollback
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.webhooks import events
@@ -277,7 +278,7 @@ async def _reply_once(session: AsyncSession, scope: OrgScope, inbound: Inbound) 
     try:
         await _reply(session, scope, inbound, rfc_id)
     except IntegrityError:
-        await session.rollback()
+        await rollback(session)  # and forget the events it emitted
         if rfc_id is None or not await repository.reply_stored(session, scope, rfc_id):
             raise
 
