@@ -67,13 +67,20 @@ def claim_statement(
     chosen = candidates(columns[key], due=due, order_by=order_by, limit=limit, lock_of=lock_of)
     statement = (
         update(table)
-        .where(columns[key].in_(chosen.scalar_subquery()), *recheck)
+        .where(_one_of(columns[key], chosen, limit), *recheck)
         .values(**values)
         .execution_options(synchronize_session=False)
     )
     if returning:
         return statement.returning(*returning)
     return statement
+
+
+def _one_of(key: Any, chosen: Select[Any], limit: int) -> ColumnElement[bool]:
+    """`key = (subquery)` for one row (an InitPlan, run once), else `key IN (subquery)`."""
+    if limit == 1:
+        return key == chosen.scalar_subquery()  # type: ignore[no-any-return]
+    return key.in_(chosen.scalar_subquery())  # type: ignore[no-any-return]
 
 
 async def claim(
