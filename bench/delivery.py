@@ -331,7 +331,7 @@ def main() -> None:
         if 1 in results and 2 in results:
             print(f"two workers / one worker: {results[2] / results[1]:.2f}x")
         if args.floor:
-            from salesplan.engage.delivery.worker import SMTP_CONNECTIONS
+            from salesplan.engage.delivery.transports import SMTP_CONNECTIONS
 
             before = load()
             rate = smtp_floor(port, args.messages, SMTP_CONNECTIONS)

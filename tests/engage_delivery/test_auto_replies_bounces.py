@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from salesplan.engage.delivery.service import outbox_message
+from salesplan.engage.delivery.queue import outbox_message
 from salesplan.engage.delivery.worker import run_delivery
 from salesplan.kit.clock import utcnow
 from tests.engage_delivery.conftest import worker_context

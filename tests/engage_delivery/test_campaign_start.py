@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from sqlalchemy import select, update
 
-from salesplan.engage.delivery.campaigns import run_campaign_steps
+from salesplan.engage.delivery.campaign_runs import run_campaign_steps
 from salesplan.engage.delivery.worker import run_delivery
 from salesplan.engage.enrollment import run_enrollment_jobs
 from salesplan.models.crm import Contact

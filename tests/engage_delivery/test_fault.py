@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from salesplan.engage.delivery.worker import SMTP_CONNECTIONS, run_delivery
+from salesplan.engage.delivery.transports import SMTP_CONNECTIONS
+from salesplan.engage.delivery.worker import run_delivery
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.models.engage_delivery import EngageMessage

@@ -157,18 +157,18 @@ async def test_a_4xx_answer_is_stored_and_replayed(client, actor, db) -> None:
 
 
 async def test_a_5xx_releases_the_key(client, actor, db, monkeypatch) -> None:
-    from salesplan.engage.delivery import service
+    from salesplan.engage.delivery import queue
 
-    real = service.send_message
+    real = queue.send_message
 
     async def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(service, "send_message", broken)
+    monkeypatch.setattr(queue, "send_message", broken)
     failed = await send(client, actor, email())
     assert failed.status_code == 500
     assert await queued(db) == 0
-    monkeypatch.setattr(service, "send_message", real)
+    monkeypatch.setattr(queue, "send_message", real)
     retried = await send(client, actor, email())
     assert retried.status_code == 202
     assert "Idempotency-Replayed" not in retried.headers

@@ -276,7 +276,7 @@ async def test_a_reply_cancels_the_contacts_remaining_campaign_steps(
     import uuid
     from datetime import timedelta
 
-    from salesplan.engage.delivery.service import outbox_message
+    from salesplan.engage.delivery.queue import outbox_message
     from tests.fixtures.crm import make_account, make_contact
 
     secret = await secret_of(app, db, actor)

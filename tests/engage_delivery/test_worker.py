@@ -192,17 +192,19 @@ async def test_delivery_is_registered_as_a_job_kind() -> None:
     assert run_delivery in job_kinds()
 
 
-async def test_worker_prunes_expired_idempotency_keys(app, client, actor, db, monkeypatch) -> None:
-    from salesplan.engage.delivery import worker
+async def test_worker_prunes_expired_idempotency_keys(app, client, actor, db) -> None:
     from salesplan.models.engage_delivery import IdempotencyRecord
+    from salesplan.worker.kinds import job_kinds
+    from salesplan.worker.pruning import IdempotencyPruning
 
     await send(client, actor, email())
     await db.execute(  # type: ignore[attr-defined]
         update(IdempotencyRecord).values(expires_at=utcnow() - timedelta(seconds=1))
     )
     await db.commit()  # type: ignore[attr-defined]
-    monkeypatch.setattr(worker, "_last_prune", 0.0)
-    await run_delivery(worker_context(app))
+    # Its own job kind, which prunes on its first call in a loop.
+    pruning = next(k for k in job_kinds() if isinstance(k, IdempotencyPruning))
+    await pruning(worker_context(app))
     remaining = (await db.execute(select(IdempotencyRecord))).scalars().all()  # type: ignore[attr-defined]
     assert remaining == []
     # The key is free again: the same key with another body is a new send.

@@ -237,7 +237,7 @@ def test_the_test_app_does_not_run_the_worker(settings) -> None:
 async def test_a_failing_job_is_retried_then_marked_failed(
     client, actor, db, app, monkeypatch
 ) -> None:
-    from salesplan.engage import enrollment
+    from salesplan.engage import enrollment, enrollment_repository
 
     acme, _ = await make_account(db, actor.org.id)
     ids = await bulk_contacts(db, actor.org.id, acme.id, 3)
@@ -246,7 +246,8 @@ async def test_a_failing_job_is_retried_then_marked_failed(
     async def broken(*_: Any) -> Any:
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(enrollment, "_audience", broken)
+    # Every batch fails where it reads its contacts.
+    monkeypatch.setattr(enrollment_repository, "next_contacts", broken)
     await drain(ctx_for(app, "w"))
     resp = await client.get(f"{API}/enrollment-jobs/{job_id}", headers=actor.headers)
     job = resp.json()

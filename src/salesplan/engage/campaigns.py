@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.engage.delivery import sequence
+from salesplan.engage.delivery import sequence_repository
 from salesplan.engage.delivery.windows import CONTACT
 from salesplan.engage.lists import check_contacts
 from salesplan.engage.repository import (
@@ -182,13 +182,13 @@ async def update_campaign(
     # while it schedules steps, so the messages below include any it was writing meanwhile.
     await campaigns.update(campaign, sent | {"updated_at": utcnow()})
     if new_status is not None and campaign.started_at is not None:
-        # A started campaign's outbox rows follow it (issue 13, engage/delivery/sequence).
+        # A started campaign's outbox rows follow it (issue 13, delivery/sequence_repository).
         if new_status == "paused":
-            await sequence.hold(session, campaign.id)
+            await sequence_repository.hold(session, campaign.id)
         elif new_status == "active":
-            await sequence.release(session, campaign.id)
+            await sequence_repository.release(session, campaign.id)
         elif new_status == "completed":
-            await sequence.stop_campaign(session, campaign.id)
+            await sequence_repository.stop_campaign(session, campaign.id)
     if new_status == "completed":
         await events.changed(session, ctx, "engage_campaign.completed", CampaignOut, campaign)
     return campaign

@@ -12,7 +12,7 @@ from sqlalchemy import Select, Table, func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.engage.audience import audience_of_ids, audience_of_list
+from salesplan.engage.enrollment_repository import audience_of_ids, audience_of_list
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.repository import M, Repository, sorts

@@ -30,6 +30,7 @@ import httpx
 
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.uow import commit
 from salesplan.webhooks import repository, signing
 from salesplan.worker.context import WorkerContext
 
@@ -154,7 +155,7 @@ async def run_webhook_delivery(ctx: WorkerContext) -> int:
         endpoints, payloads = await repository.claimed_parts(
             session, {r.endpoint_id for r in claimed}, {r.event_id for r in claimed}
         )
-        await session.commit()
+        await commit(session)
     for row in claimed:
         endpoint = endpoints.get(row.endpoint_id)
         payload = payloads.get(row.event_id)

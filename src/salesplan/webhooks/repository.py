@@ -30,6 +30,7 @@ from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from salesplan.worker.claims import claim as claim_rows
 
 Db = AsyncSession | AsyncConnection
 ENDPOINTS: Any = WebhookEndpoint.__table__
@@ -265,18 +266,29 @@ async def claim(
     moves to the lease's end, so that a killed worker's delivery comes due again."""
     if not ids:
         return []
-    stmt = (
-        update(DELIVERIES)
-        .where(D.id.in_(ids), D.status == "pending", D.next_attempt_at <= now)
-        .values(
-            lease_owner=worker_id,
-            next_attempt_at=lease_until,
-            attempts=D.attempts + 1,
-            updated_at=now,
-        )
-        .returning(D.id, D.endpoint_id, D.event_id, D.attempts)
+    result = await claim_rows(
+        session,
+        DELIVERIES,
+        due=(D.id.in_(ids), D.status == "pending", D.next_attempt_at <= now),
+        order_by=(D.next_attempt_at,),
+        limit=len(ids),
+        values=_lease(worker_id, now, lease_until),
+        returning=_CLAIMED,
     )
-    return list((await session.execute(stmt)).all())
+    return list(result.all())
+
+
+def _lease(worker_id: str, now: datetime, lease_until: datetime) -> dict[str, Any]:
+    """A delivery's lease: `next_attempt_at` moves to its end, one more attempt."""
+    return {
+        "lease_owner": worker_id,
+        "next_attempt_at": lease_until,
+        "attempts": D.attempts + 1,
+        "updated_at": now,
+    }
+
+
+_CLAIMED = (D.id, D.endpoint_id, D.event_id, D.attempts)
 
 
 _ENDPOINT_PARTS = (
@@ -298,32 +310,22 @@ async def claim_next(
 ) -> tuple[Any, Any, str] | None:
     """The endpoint's next due delivery, claimed (as `claim`), with the endpoint's current
     url and secrets and the event's payload; None when none is due or it is disabled."""
-    due = (
-        select(D.id)
-        .where(D.endpoint_id == endpoint_id, D.status == "pending", D.next_attempt_at <= now)
-        .order_by(D.next_attempt_at)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
+    claimed = await claim_rows(
+        db,
+        DELIVERIES,
+        due=(D.endpoint_id == endpoint_id, D.status == "pending", D.next_attempt_at <= now),
+        order_by=(D.next_attempt_at,),
+        limit=1,
+        values=_lease(worker_id, now, lease_until),
+        returning=_CLAIMED,
+        # Only while the endpoint is enabled (read as the row is taken).
+        recheck=(
+            D.status == "pending",
+            D.next_attempt_at <= now,
+            select(E.enabled).where(E.id == endpoint_id).scalar_subquery().is_(True),
+        ),
     )
-    row = (
-        await db.execute(
-            update(DELIVERIES)
-            .where(
-                D.id == due,
-                D.status == "pending",
-                D.next_attempt_at <= now,
-                select(E.enabled).where(E.id == endpoint_id).scalar_subquery().is_(True),
-            )
-            .values(
-                lease_owner=worker_id,
-                next_attempt_at=lease_until,
-                attempts=D.attempts + 1,
-                updated_at=now,
-            )
-            .returning(D.id, D.endpoint_id, D.event_id, D.attempts)
-        )
-    ).first()
+    row = claimed.first()
     if row is None:
         return None
     parts = (

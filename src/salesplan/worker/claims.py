@@ -21,10 +21,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, select, update
+from sqlalchemy import ColumnElement, Select, Table, select, update
 from sqlalchemy.engine import Result
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.dml import ReturningUpdate
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+
+def candidates(
+    entity: Any,
+    *,
+    due: Sequence[ColumnElement[bool]],
+    order_by: Sequence[Any],
+    limit: int,
+    lock_of: Any = None,
+) -> Select[Any]:
+    """The due rows (`entity`: columns or a mapped class), first by `order_by`, at most
+    `limit`, locked `FOR UPDATE SKIP LOCKED` (only `lock_of`'s rows when `due` joins another
+    table). Alone, it is the claim of a kind whose transaction is its lease: the rows stay
+    locked until it ends, and a killed worker's locks end with its connection."""
+    return (
+        select(entity)
+        .where(*due)
+        .order_by(*order_by)
+        .limit(limit)
+        .with_for_update(skip_locked=True, of=lock_of)
+    )
 
 
 def claim_statement(
@@ -34,41 +54,50 @@ def claim_statement(
     order_by: Sequence[Any],
     limit: int,
     values: Mapping[str, Any],
-    returning: Sequence[Any],
+    returning: Sequence[Any] = (),
     key: str = "id",
     lock_of: Any = None,
-) -> ReturningUpdate[Any]:
+    recheck: Sequence[ColumnElement[bool]] = (),
+) -> Any:
     """The claim of at most `limit` rows of `table` (a Table or a mapped class) matching
-    `due`, first by `order_by`: `values` set on them, `returning` read back."""
+    `due`, first by `order_by`: `values` set on them, `returning` read back (none: the
+    result's `rowcount` says how many). `recheck`: conditions the UPDATE also requires of
+    the rows it takes (another table's state, read when the row is taken)."""
     columns = table.__table__.c if hasattr(table, "__table__") else table.c
-    candidates = (
-        select(columns[key])
-        .where(*due)
-        .order_by(*order_by)
-        .limit(limit)
-        .with_for_update(skip_locked=True, of=lock_of)
-    )
-    return (
+    chosen = candidates(columns[key], due=due, order_by=order_by, limit=limit, lock_of=lock_of)
+    statement = (
         update(table)
-        .where(columns[key].in_(candidates.scalar_subquery()))
+        .where(_one_of(columns[key], chosen, limit), *recheck)
         .values(**values)
-        .returning(*returning)
         .execution_options(synchronize_session=False)
     )
+    if returning:
+        return statement.returning(*returning)
+    return statement
+
+
+def _one_of(key: Any, chosen: Select[Any], limit: int) -> ColumnElement[bool]:
+    """`key = (subquery)` for one row (an InitPlan, run once), else `key IN (subquery)`."""
+    if limit == 1:
+        return key == chosen.scalar_subquery()  # type: ignore[no-any-return]
+    return key.in_(chosen.scalar_subquery())  # type: ignore[no-any-return]
 
 
 async def claim(
-    session: AsyncSession,
+    session: AsyncSession | AsyncConnection,
     table: Table | Any,
     *,
     due: Sequence[ColumnElement[bool]],
     order_by: Sequence[Any],
     limit: int,
     values: Mapping[str, Any],
-    returning: Sequence[Any],
+    returning: Sequence[Any] = (),
     key: str = "id",
+    lock_of: Any = None,
+    recheck: Sequence[ColumnElement[bool]] = (),
 ) -> Result[Any]:
-    """Run `claim_statement` in `session`'s transaction (the caller's unit of work commits)."""
+    """Run `claim_statement` in the transaction of `session` (or a connection): the
+    caller's unit of work commits."""
     statement = claim_statement(
         table,
         due=due,
@@ -77,6 +106,8 @@ async def claim(
         values=values,
         returning=returning,
         key=key,
+        lock_of=lock_of,
+        recheck=recheck,
     )
     return await session.execute(statement)
 

@@ -8,10 +8,11 @@ from salesplan.worker.context import JobKind
 def job_kinds() -> list[JobKind]:
     """Imported lazily so that the loop module does not import every domain at start-up."""
     from salesplan.calendar.sync import run_calendar_sync
-    from salesplan.engage.delivery.campaigns import run_campaign_steps
+    from salesplan.engage.delivery.campaign_runs import run_campaign_steps
     from salesplan.engage.delivery.worker import run_delivery
     from salesplan.engage.enrollment import run_enrollment_jobs
     from salesplan.webhooks.delivery import run_webhook_delivery, run_webhook_prune
+    from salesplan.worker.pruning import IdempotencyPruning
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
@@ -20,5 +21,6 @@ def job_kinds() -> list[JobKind]:
         run_calendar_sync,
         run_webhook_delivery,
         run_webhook_prune,
+        IdempotencyPruning(),
     ]
     return kinds

@@ -14,15 +14,17 @@ from email.utils import parseaddr
 from typing import Any
 
 import nh3
-from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.engage.delivery import sequence
+from salesplan.engage.delivery import repository, sequence_repository
+from salesplan.engage.delivery.events import ReplyReceived
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
-from salesplan.kit.scoping import OrgScope, scoped
+from salesplan.kit.events import emit
+from salesplan.kit.scoping import OrgScope
+from salesplan.kit.uow import handle_pending, rollback
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.webhooks import events
@@ -43,21 +45,13 @@ async def suppress(
     address = mailbox(email)
     if not address:
         return
-    scope = OrgScope(organization_id)
-    exists = (
-        await session.execute(
-            scoped(select(EngageSuppression.id), scope, EngageSuppression).where(
-                EngageSuppression.email == address
-            )
-        )
-    ).first()
-    if exists is None:
+    if not await repository.is_suppressed(session, OrgScope(organization_id), address):
         session.add(
             EngageSuppression(organization_id=organization_id, email=address, reason=reason)
         )
         await session.flush()
     # A suppressed contact is never sent to again: campaigns stop writing to the address.
-    await sequence.stop_for_address(session, organization_id, address, reason)
+    await sequence_repository.stop_for_address(session, organization_id, address, reason)
 
 
 async def _message_by_rfc_id(
@@ -65,12 +59,7 @@ async def _message_by_rfc_id(
 ) -> EngageMessage | None:
     if not ids:
         return None
-    rows = (
-        await session.execute(
-            scoped(select(EngageMessage), scope).where(EngageMessage.rfc_message_id.in_(ids))
-        )
-    ).scalars()
-    found = {m.rfc_message_id: m for m in rows}
+    found = await repository.messages_by_rfc_id(session, scope, ids)
     for candidate in ids:  # In-Reply-To first, then References newest first
         if candidate in found:
             return found[candidate]
@@ -279,38 +268,31 @@ def _part_text(mail: EmailMessage, subtype: str) -> str | None:
     return _clean(text)
 
 
-async def _stored(session: AsyncSession, scope: OrgScope, rfc_message_id: str) -> bool:
-    stmt = scoped(select(EngageReply.id), scope, EngageReply).where(
-        EngageReply.rfc_message_id == rfc_message_id
-    )
-    return (await session.execute(stmt.limit(1))).first() is not None
-
-
 async def _reply_once(session: AsyncSession, scope: OrgScope, inbound: Inbound) -> None:
     """Store the reply once per Message-ID in the organization (contract §12). A delivery
     repeated later finds it; one at the same moment meets the unique index: its transaction is
     rolled back (it wrote nothing else) and it answers as the first did."""
     rfc_id = inbound.message_id[:255] if inbound.message_id else None
-    if rfc_id is not None and await _stored(session, scope, rfc_id):
+    if rfc_id is not None and await repository.reply_stored(session, scope, rfc_id):
         return
     try:
         await _reply(session, scope, inbound, rfc_id)
     except IntegrityError:
-        await session.rollback()
-        if rfc_id is None or not await _stored(session, scope, rfc_id):
+        await rollback(session)  # and forget the events it emitted
+        if rfc_id is None or not await repository.reply_stored(session, scope, rfc_id):
             raise
 
 
 async def _reply(
     session: AsyncSession, scope: OrgScope, inbound: Inbound, rfc_id: str | None
 ) -> None:
-    """The reply, threaded to the message it answers (the feed records it as it is flushed)."""
+    """The reply, threaded to the message it answers (the feed records it: `ReplyReceived`)."""
     message = await _message_by_rfc_id(session, scope, inbound.original_ids)
     now = utcnow()
     sender = inbound.from_address
     contact_id = message.contact_id if message is not None else None
     if contact_id is None:  # a plain send to an address, or a new mail: the sender's contact
-        contact_id = await sequence.contact_of(session, scope.organization_id, sender)
+        contact_id = await sequence_repository.contact_of(session, scope.organization_id, sender)
     reply = EngageReply(
         organization_id=scope.organization_id,
         message_id=message.id if message is not None else None,
@@ -326,7 +308,11 @@ async def _reply(
         created_at=now,
     )
     session.add(reply)
-    await session.flush()  # the feed stores the reply as a message of the account's feed
+    await session.flush()
+    # The feed stores the reply as a message of the account's feed: handled now, not at the
+    # commit, because the webhook below reads that message.
+    emit(session, ReplyReceived(reply_id=reply.id))
+    await handle_pending(session)
     from salesplan.feed.service import record_received
 
     await record_received(session, scope, f"engage_reply:{reply.id}")  # webhooks (§13)
@@ -337,7 +323,7 @@ async def _reply(
         await events.record_engage_message_change(session, message, now)  # webhooks (§13)
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
-            await sequence.stop_on_reply(
+            await sequence_repository.stop_on_reply(
                 session,
                 scope.organization_id,
                 message.campaign_id,

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep
-from salesplan.engage.delivery import campaigns, service, suppressions
+from salesplan.engage.delivery import campaign_runs, queue, suppressions
 from salesplan.engage.delivery.schemas import (
     AnalyticsOut,
     QueueItemOut,
@@ -74,7 +74,7 @@ async def send_engage_message(
 
     async def execute() -> tuple[int, dict[str, Any]]:
         settings = request.app.state.settings
-        message = await service.send_message(session, ctx, settings, body)
+        message = await queue.send_message(session, ctx, settings, body)
         return 202, {"message": queue_item(message)}
 
     return await run_idempotent(
@@ -117,7 +117,7 @@ async def start_engage_campaign(
 
     async def execute() -> tuple[int, dict[str, Any]]:
         settings = request.app.state.settings
-        campaign, started, skipped = await campaigns.start_campaign(
+        campaign, started, skipped = await campaign_runs.start_campaign(
             session, ctx, settings, campaignId
         )
         body = {
@@ -158,7 +158,7 @@ async def list_engage_queue(
     contact_id: Annotated[uuid.UUID | None, Query(alias="contactId")] = None,
 ) -> Response:
     """List outbound messages with their per-recipient delivery and engagement state."""
-    items, meta = await service.list_queue(
+    items, meta = await queue.list_queue(
         session,
         ctx,
         params,
@@ -182,7 +182,7 @@ async def get_engage_queue_item(
 ) -> Response:
     """Read one queue item."""
     return json_response(
-        QueueItemOut.model_validate(await service.get_queue_item(session, ctx, messageId))
+        QueueItemOut.model_validate(await queue.get_queue_item(session, ctx, messageId))
     )
 
 
@@ -216,7 +216,7 @@ async def list_engage_replies(
     include_html: IncludeHtml = False,
 ) -> Response:
     """List inbound replies; `html` (sanitized) only with includeHtml=true."""
-    items, meta = await service.list_replies(
+    items, meta = await queue.list_replies(
         session,
         ctx,
         params,
@@ -239,7 +239,7 @@ async def get_engage_reply(
     replyId: uuid.UUID, ctx: QueueRead, session: SessionDep, include_html: IncludeHtml = False
 ) -> Response:
     """Read one reply; `html` (sanitized) only with includeHtml=true."""
-    return json_response(reply_body(await service.get_reply(session, ctx, replyId), include_html))
+    return json_response(reply_body(await queue.get_reply(session, ctx, replyId), include_html))
 
 
 @router.get(
@@ -261,7 +261,7 @@ async def get_engage_analytics(
 ) -> Response:
     """Sent, delivered, opened, clicked, replied and bounced messages per day."""
     return json_response(
-        await service.analytics(session, ctx, start=start, end=end, campaign_id=campaign_id)
+        await queue.analytics(session, ctx, start=start, end=end, campaign_id=campaign_id)
     )
 
 

@@ -1,18 +1,18 @@
-"""Engage delivery rules: queue a send, read the queue and replies, suppression, analytics."""
+"""The outbox queue: queue a send (validated, rendered, suppression and sender pauses
+checked), read the queue and the replies, and the delivery analytics."""
 
 from __future__ import annotations
 
 import math
 import uuid
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
 
-from sqlalchemy import Date, cast, func, literal, literal_column, select, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.engage import templates as engage_templates
+from salesplan.engage.delivery import repository
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.schemas import (
     AnalyticsDay,
@@ -28,10 +28,9 @@ from salesplan.kit.email import mailbox
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import TenantScope
 from salesplan.models.crm import Contact
-from salesplan.models.engage import EngageSuppression
-from salesplan.models.engage_delivery import EngageMessage, EngageReply, SenderPause
+from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.worker.context import wake_worker
 
 METRICS = ("sent", "delivered", "opened", "clicked", "replied", "bounced")
@@ -58,17 +57,7 @@ def normalize_email(address: str) -> str:
 
 async def is_suppressed(session: AsyncSession, ctx: TenantScope, email: str) -> str | None:
     """The reason the address is suppressed in the organization, or None."""
-    stmt = scoped(select(EngageSuppression.reason), ctx, EngageSuppression).where(
-        EngageSuppression.email == normalize_email(email)
-    )
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
-async def paused_until(session: AsyncSession, sender: str) -> datetime | None:
-    row = await session.get(SenderPause, sender)
-    if row is None or row.paused_until <= utcnow():
-        return None
-    return row.paused_until
+    return await repository.suppression_reason(session, ctx, normalize_email(email))
 
 
 async def message_content(
@@ -109,9 +98,7 @@ async def send_message(
 
     contact: Contact | None = None
     if data.contact_id is not None:
-        contact = (
-            await session.execute(scoped(select(Contact).where(Contact.id == data.contact_id), ctx))
-        ).scalar_one_or_none()
+        contact = await repository.contact(session, ctx, data.contact_id)
         if contact is None or contact.archived_at is not None:
             raise Unprocessable("The contact does not exist.", details={"field": "contactId"})
     to = data.to
@@ -144,7 +131,7 @@ async def send_message(
     in_future = scheduled is not None and scheduled > now
     sender = sender_of(data.channel, ctx.organization_id)
     if sender is not None and not in_future and render_failure is None:
-        until = await paused_until(session, sender)
+        until = await repository.paused_until(session, sender)
         if until is not None:
             seconds = max(1, math.ceil((until - now).total_seconds()))
             raise RateLimited(
@@ -273,12 +260,6 @@ async def get_reply(session: AsyncSession, ctx: RequestContext, reply_id: uuid.U
     return await ReplyRepository(session, ctx).get(reply_id)
 
 
-def _day(column: Any, dialect: str) -> Any:
-    if dialect == "postgresql":
-        return cast(func.timezone("UTC", column), Date)
-    return func.date(column)
-
-
 async def analytics(
     session: AsyncSession,
     ctx: RequestContext,
@@ -300,30 +281,7 @@ async def analytics(
         raise ValidationFailed.at(["query", "from"], "The range is at most 366 days.")
     low = datetime(start.year, start.month, start.day, tzinfo=UTC)
     high = datetime(end.year, end.month, end.day, tzinfo=UTC) + timedelta(days=1)
-    dialect = session.get_bind().dialect.name
-    columns = {
-        "sent": EngageMessage.sent_at,
-        "delivered": EngageMessage.delivered_at,
-        "opened": EngageMessage.opened_at,
-        "clicked": EngageMessage.clicked_at,
-        "replied": EngageMessage.replied_at,
-        "bounced": EngageMessage.bounced_at,
-    }
-    parts = []
-    for name, column in columns.items():
-        part = scoped(
-            select(
-                literal(name).label("metric"),
-                _day(column, dialect).label("day"),
-                func.count().label("n"),
-            ),
-            ctx,
-            EngageMessage,
-        ).where(column >= low, column < high)
-        if campaign_id is not None:
-            part = part.where(EngageMessage.campaign_id == campaign_id)
-        parts.append(part.group_by(literal_column("day")))
-    rows = (await session.execute(union_all(*parts))).all()
+    rows = await repository.analytics_rows(session, ctx, low, high, campaign_id)
     days: dict[date, AnalyticsDay] = {}
     cursor = start
     while cursor <= end:

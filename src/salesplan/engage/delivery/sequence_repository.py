@@ -1,7 +1,7 @@
 """A campaign contact's sequence, as plain SQL state changes: what a sent message, a failure, a
 reply, a suppression, a pause, a resume and a manual completion do to enrollments and to the
-campaign's messages still waiting in the outbox. (Scheduling a step, which renders templates,
-is `campaigns.py`.)
+campaign's messages still waiting in the outbox; and the reads and locks of the campaign runs
+(`campaign_runs.py`, which schedules steps and renders templates).
 
 An enrollment moves `pending` → `scheduled` (its `current_step`'s message is in the outbox) →
 `sent` (that message went out at `last_sent_at`; the campaign job schedules the next step, or
@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select, tuple_, update
+from sqlalchemy import exists, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox_or_none
-from salesplan.kit.scoping import OrgScope, in_organization, scoped
+from salesplan.kit.scoping import OrgScope, TenantScope, in_organization, scoped
 from salesplan.models.crm import Contact
-from salesplan.models.engage import EngageEnrollment
+from salesplan.models.engage import (
+    EngageCampaign,
+    EngageEnrollment,
+    EngageEnrollmentJob,
+    EngageSuppression,
+)
 from salesplan.models.engage_delivery import EngageMessage
+from salesplan.worker.claims import candidates
+
+T = TypeVar("T")
 
 Enrollment = EngageEnrollment
 LIVE = ("pending", "scheduled", "sent")
@@ -211,3 +219,97 @@ async def stop_campaign(session: AsyncSession, campaign_id: uuid.UUID) -> None:
     """A campaign set `completed` by hand: nothing more is sent."""
     await _cancel_waiting(session, EngageMessage.campaign_id == campaign_id)
     await _end_live(session, "stopped", "campaign_completed", Enrollment.campaign_id == campaign_id)
+
+
+# -- campaign runs (campaign_runs.py) -----------------------------------------------------------
+
+
+async def lock_campaign(session: AsyncSession, campaign_id: uuid.UUID) -> None:
+    """The campaign's row lock, to the end of the transaction (serializes its starts)."""
+    await session.execute(
+        select(EngageCampaign.id).where(EngageCampaign.id == campaign_id).with_for_update()
+    )
+
+
+async def pending_enrollments(
+    session: AsyncSession, campaign_id: uuid.UUID, after: uuid.UUID | None, limit: int
+) -> list[EngageEnrollment]:
+    """The campaign's next `limit` `pending` enrollments after `after`, by id."""
+    stmt = (
+        select(Enrollment)
+        .where(Enrollment.campaign_id == campaign_id, Enrollment.state == "pending")
+        .order_by(Enrollment.id)
+        .limit(limit)
+    )
+    if after is not None:
+        stmt = stmt.where(Enrollment.id > after)
+    return list((await session.scalars(stmt)).all())
+
+
+async def by_id(
+    session: AsyncSession, model: type[T], scope: TenantScope, ids: set[uuid.UUID]
+) -> dict[uuid.UUID, T]:
+    """The organization's rows of `model` among `ids`, by id, in one query."""
+    table: Any = model
+    stmt = scoped(select(model).where(table.id.in_(ids)), scope, model)
+    return {row.id: row for row in (await session.scalars(stmt)).all()}  # type: ignore[attr-defined]
+
+
+async def suppressed_among(session: AsyncSession, scope: TenantScope, emails: set[str]) -> set[str]:
+    """The addresses (already kit.email.mailbox'd) on the organization's suppression list."""
+    stmt = scoped(select(EngageSuppression.email), scope, EngageSuppression)
+    return set(await session.scalars(stmt.where(EngageSuppression.email.in_(emails))))
+
+
+async def claim_due_steps(session: AsyncSession, limit: int) -> list[EngageEnrollment]:
+    """The enrollments whose next step is due to be scheduled (`pending` or `sent`, in an
+    active, started campaign), locked to the end of the transaction (worker/claims.py: the
+    transaction is the lease; concurrent workers pass over each other's rows)."""
+    stmt = candidates(
+        Enrollment,
+        due=(
+            EngageCampaign.id == Enrollment.campaign_id,
+            EngageCampaign.status == "active",
+            EngageCampaign.started_at.is_not(None),
+            Enrollment.state.in_(("pending", "sent")),
+        ),
+        order_by=(Enrollment.campaign_id, Enrollment.id),
+        limit=limit,
+        lock_of=Enrollment,
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def active_campaign_shared(
+    session: AsyncSession, campaign_id: uuid.UUID
+) -> EngageCampaign | None:
+    """The campaign if it is active, locked FOR SHARE: a PATCH pausing it waits for this
+    transaction (and then holds what it wrote), or this one sees it paused."""
+    found: EngageCampaign | None = (
+        await session.scalars(
+            select(EngageCampaign)
+            .where(EngageCampaign.id == campaign_id, EngageCampaign.status == "active")
+            .with_for_update(read=True)
+        )
+    ).one_or_none()
+    return found
+
+
+async def complete_finished(session: AsyncSession) -> int:
+    """Active, started campaigns with enrollments, none of them live, and no enrollment job
+    still to run become `completed`."""
+    now = utcnow()
+    camp = EngageCampaign
+    has_any = exists().where(Enrollment.campaign_id == camp.id)
+    live = exists().where(Enrollment.campaign_id == camp.id, Enrollment.state.in_(LIVE))
+    running = exists().where(
+        EngageEnrollmentJob.campaign_id == camp.id,
+        EngageEnrollmentJob.status.in_(("queued", "running")),
+    )
+    result = await session.execute(
+        update(camp)
+        .where(camp.status == "active", camp.started_at.is_not(None), has_any, ~live, ~running)
+        .values(status="completed", updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -24,28 +24,25 @@ import logging
 import uuid
 from collections import Counter
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
-from salesplan.engage.delivery import windows
-from salesplan.engage.delivery.sequence import LIVE
-from salesplan.engage.delivery.service import fail_unrendered, outbox_message
+from salesplan.engage.delivery import sequence_repository, windows
+from salesplan.engage.delivery.queue import fail_unrendered, outbox_message
 from salesplan.engage.schemas import CampaignOut
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.scoping import OrgScope, TenantScope, scoped
+from salesplan.kit.scoping import OrgScope
+from salesplan.kit.uow import commit
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
     EngageEnrollment,
-    EngageEnrollmentJob,
-    EngageSuppression,
     EngageTemplate,
 )
 from salesplan.models.identity import Organization, User
@@ -55,7 +52,6 @@ from salesplan.worker.context import WorkerContext, wake_worker
 log = logging.getLogger("salesplan.worker.campaigns")
 
 Enrollment = EngageEnrollment
-T = TypeVar("T")
 # Enrollments scheduled per statement batch (the request's start, and one worker call).
 BATCH = 500
 
@@ -73,9 +69,7 @@ async def start_campaign(
     contacts whose first step was scheduled, and names no error for it."""
     campaign = await engage_campaigns.get_campaign(session, ctx, campaign_id)
     # Serialize concurrent starts (with different keys) of one campaign.
-    await session.execute(
-        select(EngageCampaign.id).where(EngageCampaign.id == campaign.id).with_for_update()
-    )
+    await sequence_repository.lock_campaign(session, campaign.id)
     await session.refresh(campaign)
     if campaign.status == "completed":
         raise Unprocessable(
@@ -98,15 +92,7 @@ async def start_campaign(
     skipped: Counter[str] = Counter()
     last: uuid.UUID | None = None
     while campaign.flow.get("steps"):
-        stmt = (
-            select(Enrollment)
-            .where(Enrollment.campaign_id == campaign.id, Enrollment.state == "pending")
-            .order_by(Enrollment.id)
-            .limit(BATCH)
-        )
-        if last is not None:
-            stmt = stmt.where(Enrollment.id > last)
-        batch = list((await session.scalars(stmt)).all())
+        batch = await sequence_repository.pending_enrollments(session, campaign.id, last, BATCH)
         if not batch:
             break
         last = batch[-1].id
@@ -127,15 +113,6 @@ class Scheduled:
         self.skipped: Counter[str] = Counter()
 
 
-async def _by_id(
-    session: AsyncSession, model: type[T], scope: TenantScope, ids: set[uuid.UUID]
-) -> dict[uuid.UUID, T]:
-    """The organization's rows of `model` among `ids`, by id, in one query."""
-    table: Any = model
-    stmt = scoped(select(model).where(table.id.in_(ids)), scope, model)
-    return {row.id: row for row in (await session.scalars(stmt)).all()}  # type: ignore[attr-defined]
-
-
 async def schedule(
     session: AsyncSession,
     settings: Settings,
@@ -151,15 +128,18 @@ async def schedule(
     org_id = campaign.organization_id
     scope = OrgScope(org_id)
     template_ids = {uuid.UUID(str(s["templateId"])) for s in steps}
-    templates = await _by_id(session, EngageTemplate, scope, template_ids)
-    contacts = await _by_id(session, Contact, scope, {e.contact_id for e in enrollments})
+    templates = await sequence_repository.by_id(session, EngageTemplate, scope, template_ids)
+    contacts = await sequence_repository.by_id(
+        session, Contact, scope, {e.contact_id for e in enrollments}
+    )
     account_ids = {c.account_id for c in contacts.values() if c.account_id is not None}
-    accounts = await _by_id(session, Account, scope, account_ids) if account_ids else {}
+    accounts = (
+        await sequence_repository.by_id(session, Account, scope, account_ids) if account_ids else {}
+    )
     emails = {c.email_mailbox for c in contacts.values() if c.email_mailbox}
     suppressed: set[str] = set()
     if emails:
-        stmt = scoped(select(EngageSuppression.email), scope, EngageSuppression)
-        suppressed = set(await session.scalars(stmt.where(EngageSuppression.email.in_(emails))))
+        suppressed = await sequence_repository.suppressed_among(session, scope, emails)
     sender = await session.get(User, campaign.started_by_id) if campaign.started_by_id else None
     organization = await session.get(Organization, org_id)
     now = utcnow()
@@ -266,19 +246,7 @@ def _finish(enrollment: EngageEnrollment, state: str, reason: str | None, now: A
 async def run_campaign_steps(ctx: WorkerContext) -> int:
     """Job kind: schedule one batch of due steps, then complete finished campaigns."""
     async with ctx.sessionmaker() as session:
-        stmt = (
-            select(Enrollment)
-            .join(EngageCampaign, EngageCampaign.id == Enrollment.campaign_id)
-            .where(
-                EngageCampaign.status == "active",
-                EngageCampaign.started_at.is_not(None),
-                Enrollment.state.in_(("pending", "sent")),
-            )
-            .order_by(Enrollment.campaign_id, Enrollment.id)
-            .limit(BATCH)
-            .with_for_update(of=Enrollment, skip_locked=True)
-        )
-        enrollments = list((await session.scalars(stmt)).all())
+        enrollments = await sequence_repository.claim_due_steps(session, BATCH)
         by_campaign: dict[uuid.UUID, list[EngageEnrollment]] = {}
         for enrollment in enrollments:
             by_campaign.setdefault(enrollment.campaign_id, []).append(enrollment)
@@ -286,37 +254,11 @@ async def run_campaign_steps(ctx: WorkerContext) -> int:
         for campaign_id, batch in by_campaign.items():
             # FOR SHARE: a PATCH pausing the campaign waits for this transaction (and then
             # holds what it wrote), or this one sees the campaign paused and leaves it alone.
-            campaign = (
-                await session.scalars(
-                    select(EngageCampaign)
-                    .where(EngageCampaign.id == campaign_id, EngageCampaign.status == "active")
-                    .with_for_update(read=True)
-                )
-            ).one_or_none()
+            campaign = await sequence_repository.active_campaign_shared(session, campaign_id)
             if campaign is not None:
                 queued += (await schedule(session, ctx.settings, campaign, batch)).messages
-        completed = await complete_finished(session)
+        completed = await sequence_repository.complete_finished(session)
         if queued:
             await wake_worker(session)
-        await session.commit()
+        await commit(session)
     return len(enrollments) + completed
-
-
-async def complete_finished(session: AsyncSession) -> int:
-    """Active, started campaigns with enrollments, none of them live, and no enrollment job
-    still to run become `completed`."""
-    now = utcnow()
-    camp = EngageCampaign
-    has_any = exists().where(Enrollment.campaign_id == camp.id)
-    live = exists().where(Enrollment.campaign_id == camp.id, Enrollment.state.in_(LIVE))
-    running = exists().where(
-        EngageEnrollmentJob.campaign_id == camp.id,
-        EngageEnrollmentJob.status.in_(("queued", "running")),
-    )
-    result = await session.execute(
-        update(camp)
-        .where(camp.status == "active", camp.started_at.is_not(None), has_any, ~live, ~running)
-        .values(status="completed", updated_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    return int(getattr(result, "rowcount", 0) or 0)
