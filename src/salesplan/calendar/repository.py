@@ -1,14 +1,17 @@
 """Calendar's statements: a user's connections, events, and a meeting's artifacts and action
-items, on `kit.repository`'s tenant-scoped base."""
+items, on `kit.repository`'s tenant-scoped base; and who may read an event, in SQL."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, delete, false, select, true
 
+from salesplan.auth.principal import RequestContext
+from salesplan.calendar.visibility import reads_teammates
 from salesplan.errors import NotFound
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.repository import Repository, sorts
@@ -21,6 +24,16 @@ from salesplan.models.calendar import (
     CalendarEvent,
 )
 from salesplan.models.identity import Membership
+
+
+def readable(ctx: RequestContext, owner_column: Any) -> ColumnElement[bool]:
+    """`visibility.may_read` in SQL, over the column holding an event's owner."""
+    if reads_teammates(ctx):
+        return true()
+    if ctx.user_id is None:
+        return false()
+    result: ColumnElement[bool] = owner_column == ctx.user_id
+    return result
 
 
 class ConnectionRepository(Repository[CalendarConnection]):

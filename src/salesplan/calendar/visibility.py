@@ -1,14 +1,11 @@
 """Who may read a calendar event (contract §7 "calendar", §12 "Feed visibility"): its owner, and
 `admin` and `consultant` members of the organization; not other members, not app tokens (which
 have no user). The one statement of the rule: the calendar's reads and the feed's meeting threads
-both apply it."""
+both apply it (in SQL: `calendar.repository.readable`)."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
-
-from sqlalchemy import ColumnElement, false, true
 
 from salesplan.auth.principal import RequestContext
 
@@ -23,13 +20,3 @@ def reads_teammates(ctx: RequestContext) -> bool:
 def may_read(ctx: RequestContext, owner_id: uuid.UUID) -> bool:
     """Whether the caller may read an event of `owner_id` by id."""
     return reads_teammates(ctx) or (ctx.user_id is not None and owner_id == ctx.user_id)
-
-
-def readable(ctx: RequestContext, owner_column: Any) -> ColumnElement[bool]:
-    """`may_read` in SQL, over the column holding an event's owner."""
-    if reads_teammates(ctx):
-        return true()
-    if ctx.user_id is None:
-        return false()
-    result: ColumnElement[bool] = owner_column == ctx.user_id
-    return result
