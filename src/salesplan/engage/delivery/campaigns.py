@@ -133,7 +133,7 @@ async def _by_id(
     """The organization's rows of `model` among `ids`, by id, in one query."""
     table: Any = model
     stmt = scoped(select(model).where(table.id.in_(ids)), scope, model)
-    return {row.id: row for row in (await session.scalars(stmt)).all()}  # type: ignore[attr-defined]
+    return {row.id: row for row in (await session.scalars(stmt)).all()}
 
 
 async def schedule(
