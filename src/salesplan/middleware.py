@@ -415,7 +415,7 @@ class RequestMiddleware:
         status: int,
         code: str,
         message: str,
-        details: dict,
+        details: dict[str, Any],
         headers: dict[str, str] | None = None,
     ) -> None:
         body = orjson.dumps(error_body(code, message, details))

@@ -111,4 +111,4 @@ def test_kit_models_and_repositories_are_exempt_and_services_are_checked() -> No
     assert not _checked(SRC / "migrations" / "versions" / "x.py")
     assert not _checked(SRC / "engage" / "repository" / "lists.py")
     assert _checked(SRC / "feed" / "service.py")
-    assert _checked(SRC / "idempotency.py")
+    assert _checked(SRC / "idempotency" / "service.py")

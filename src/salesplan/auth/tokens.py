@@ -10,14 +10,15 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth import repository
 from salesplan.auth.principal import Principal
+from salesplan.auth.repository import user_organizations
 from salesplan.auth.scopes import APPROVED_SCOPES, unknown_scopes
 from salesplan.errors import NotFound, Unauthorized, ValidationFailed
 from salesplan.kit.clock import isoformat, utcnow
-from salesplan.models.identity import ApiKey, Membership, User
+from salesplan.models.identity import ApiKey, User
 
 API_KEY_PREFIX = "sp_live_"
 LAST_USED_GRANULARITY = timedelta(minutes=1)
@@ -122,35 +123,10 @@ async def resolve_token(session: AsyncSession, raw: str, audience: str) -> Princ
     raise Unauthorized("The bearer token is invalid, expired or revoked.")
 
 
-async def user_organizations(session: AsyncSession, user_id: uuid.UUID) -> dict[uuid.UUID, str]:
-    rows = await session.execute(
-        select(Membership.organization_id, Membership.role).where(Membership.user_id == user_id)
-    )
-    return {org_id: role for org_id, role in rows.all()}
-
-
-_KEY_LOOKUP = (
-    select(
-        ApiKey.id,
-        ApiKey.key_hash,
-        ApiKey.user_id,
-        ApiKey.scopes,
-        ApiKey.organization_ids,
-        ApiKey.expires_at,
-        ApiKey.revoked_at,
-        ApiKey.last_used_at,
-        Membership.organization_id,
-        Membership.role,
-    )
-    .outerjoin(Membership, Membership.user_id == ApiKey.user_id)
-    .where(ApiKey.key_hash == bindparam("digest"))
-)
-
-
 async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Resolved | None:
     digest = token_hash(raw)
     # One round trip: the key and the user's memberships.
-    rows = (await session.execute(_KEY_LOOKUP, {"digest": digest})).all()
+    rows = await repository.api_key_with_memberships(session, digest)
     if not rows or not hashes_match(rows[0].key_hash, digest):
         return None
     key = rows[0]
@@ -164,7 +140,7 @@ async def _resolve_api_key(session: AsyncSession, raw: str, audience: str) -> Re
         allowed = {uuid.UUID(str(o)) for o in key.organization_ids}
         roles = {org: role for org, role in roles.items() if org in allowed}
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_GRANULARITY:
-        await session.execute(update(ApiKey).where(ApiKey.id == key.id).values(last_used_at=now))
+        await repository.touch_api_key(session, key.id, now)
     return Principal.of_token(key, "api_key", roles, roles), key.expires_at
 
 
@@ -263,9 +239,7 @@ async def create_api_key(
 
 
 async def revoke_api_key(session: AsyncSession, *, user_id: uuid.UUID, key_id: uuid.UUID) -> None:
-    key = (
-        await session.execute(select(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id))
-    ).scalar_one_or_none()
+    key = await repository.owned_api_key(session, user_id, key_id)
     if key is None:
         raise NotFound("API key not found.")
     if key.revoked_at is None:

@@ -128,7 +128,7 @@ class CalDAVCalendar:
             raise ProviderFailure("invalid calendar URL")
         try:
             self.preset_auth = _known_auth(self.url, username, password)
-            self.client = DAVClient(  # type: ignore[operator]
+            self.client = DAVClient(
                 url=self.url,
                 username=username,
                 password=password,

@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import func
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
@@ -58,13 +57,13 @@ async def list_contacts(
     include_archived: bool = False,
     updated_since: datetime | None = None,
 ) -> tuple[list[Contact], PaginationMeta]:
-    where = []
-    if account_id is not None:
-        where.append(Contact.account_id == account_id)
-    if email is not None:
-        where.append(func.lower(Contact.email) == email.strip().lower())
-    return await ContactRepository(session, ctx).list(
-        params, codec, where=where, include_archived=include_archived, updated_since=updated_since
+    return await ContactRepository(session, ctx).page(
+        params,
+        codec,
+        account_id=account_id,
+        email=email.strip().lower() if email is not None else None,
+        include_archived=include_archived,
+        updated_since=updated_since,
     )
 
 

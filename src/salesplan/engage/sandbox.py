@@ -106,7 +106,7 @@ class Recording(ChainableUndefined):
     """Renders empty; remembers the dotted name that had no value."""
 
     def __init__(self, hint: Any = None, obj: Any = None, name: Any = None, exc: Any = None):
-        super().__init__(hint, obj, name, exc)  # type: ignore[arg-type]
+        super().__init__(hint, obj, name, exc)
         if name is not None:
             parent = _parents.get(id(obj)) if obj is not None else None
             dotted = f"{parent}.{name}" if parent else str(name)

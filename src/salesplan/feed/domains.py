@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
-
-from sqlalchemy import func
 
 from salesplan.errors import ValidationFailed
 
@@ -41,13 +38,6 @@ PUBLIC_MAILBOX_PROVIDERS = frozenset(
 )
 MAX_OWN_DOMAINS = 100
 _DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$")
-
-
-def email_domain(dialect: str, column: Any) -> Any:
-    """The lower-cased domain of an e-mail address column, in SQL."""
-    if dialect == "postgresql":
-        return func.split_part(func.lower(column), "@", 2)
-    return func.substr(func.lower(column), func.instr(column, "@") + 1)
 
 
 def parse_own_domains(values: str | Iterable[str], field: str = "ownDomains") -> list[str]:

@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.repository import readable
 from salesplan.calendar.visibility import reads_teammates
-from salesplan.feed.domains import PUBLIC_MAILBOX_PROVIDERS, email_domain
+from salesplan.feed.domains import PUBLIC_MAILBOX_PROVIDERS
 from salesplan.kit.pagination import CursorCodec, ListParams, ordered_part, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import OrgScope, TenantScope, in_organization, scoped
@@ -54,7 +54,14 @@ COUNTS = ("sent", "answered", "received", "replies", "meetings", "slack")
 # -- own domains ------------------------------------------------------------------------------
 
 
-def own_domains_query(dialect: str, organization_id: uuid.UUID) -> CompoundSelect:
+def email_domain(dialect: str, column: Any) -> Any:
+    """The lower-cased domain of an e-mail address column, in SQL."""
+    if dialect == "postgresql":
+        return func.split_part(func.lower(column), "@", 2)
+    return func.substr(func.lower(column), func.instr(column, "@") + 1)
+
+
+def own_domains_query(dialect: str, organization_id: uuid.UUID) -> CompoundSelect[str]:
     """The organization's own domains, in SQL (one statement of the rule): the inbox takes it as
     a subquery, Slack ingestion runs it."""
     org = OrgScope(organization_id)

@@ -99,8 +99,8 @@ def message_out(m: FeedMessage) -> FeedMessageOut:
     return FeedMessageOut(
         id=m.id,
         thread_id=m.thread_id,
-        type=m.kind,  # type: ignore[arg-type]
-        direction=m.direction,  # type: ignore[arg-type]
+        type=m.kind,
+        direction=m.direction,
         author=Author(email=m.author_email, name=m.author_name),
         subject=m.subject,
         text=m.text,

@@ -202,7 +202,7 @@ def route_runner(route: Any) -> ASGIApp | None:
     except ImportError as exc:
         unpatched("fastapi.middleware.asyncexitstack.AsyncExitStackMiddleware", str(exc))
         return None
-    return AsyncExitStackMiddleware(route.app)  # type: ignore[no-any-return]
+    return AsyncExitStackMiddleware(route.app)
 
 
 # --- the MCP SDK: the low-level server's request handlers -------------------------------------
@@ -259,9 +259,13 @@ def result_processor(type_: Any, dialect: Any) -> Callable[[Any], Any] | None:
     (`TypeEngine._cached_result_processor`), else the public equivalent."""
     cached = getattr(type_, RESULT_PROCESSOR, None)
     if callable(cached):
-        return cached(dialect, None)  # type: ignore[no-any-return]
+        processor: Callable[[Any], Any] | None = cached(dialect, None)
+        return processor
     unpatched(f"sqlalchemy TypeEngine.{RESULT_PROCESSOR}", "no such method")
-    return type_.dialect_impl(dialect).result_processor(dialect, None)  # type: ignore[no-any-return]
+    public: Callable[[Any], Any] | None = type_.dialect_impl(dialect).result_processor(
+        dialect, None
+    )
+    return public
 
 
 def update_keys(statement: Any) -> set[str]:

@@ -138,7 +138,8 @@ class DriverStatement:
         conn = await self._conn(db)
         name = conn.dialect.name
         if name == "postgresql":
-            return await self._on_asyncpg(conn, "fetch", params)  # type: ignore[no-any-return]
+            rows: Sequence[Any] = await self._on_asyncpg(conn, "fetch", params)
+            return rows
         if name == "sqlite":
             return await self._on_aiosqlite(conn, params)
         return (await conn.execute(self.statement, params)).all()

@@ -335,14 +335,14 @@ class _Page(NamedTuple):
         self, db: AsyncSession | AsyncConnection, values: dict[str, Any], on_driver: bool
     ) -> Sequence[Any]:
         if on_driver and self.driver is not None:
-            return await self.driver[0].fetch(db, values)  # type: ignore[arg-type]
+            return await self.driver[0].fetch(db, values)
         return (await db.execute(self.rows, values)).all()
 
     async def total(
         self, db: AsyncSession | AsyncConnection, values: dict[str, Any], on_driver: bool
     ) -> int:
         if on_driver and self.driver is not None:
-            return int(await self.driver[1].fetchval(db, values))  # type: ignore[arg-type]
+            return int(await self.driver[1].fetchval(db, values))
         return int((await db.execute(self.count, values)).scalar_one())
 
 

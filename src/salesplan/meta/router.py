@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request
-from sqlalchemy import text
 from starlette.responses import JSONResponse
 
 from salesplan import __version__
@@ -16,7 +15,7 @@ from salesplan.config import Settings
 from salesplan.db import database_unavailable
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from salesplan.kit.tools import as_tool
-from salesplan.meta import descriptions
+from salesplan.meta import descriptions, repository
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import WINDOW_SECONDS
 
@@ -78,8 +77,7 @@ async def healthz(request: Request) -> JSONResponse:
     try:
         # Bounded: a hung database makes the check fail fast, not wait a statement timeout.
         async with asyncio.timeout(request.app.state.settings.db_connect_timeout):
-            async with request.app.state.engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
+            await repository.ping(request.app.state.engine)
         checks["database"] = "ok"
         request.app.state.db_health.recovered()
     except Exception as exc:

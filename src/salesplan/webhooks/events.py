@@ -18,11 +18,9 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
-from salesplan.kit.driver import DriverStatement
 from salesplan.kit.ids import uuid7
 from salesplan.kit.responses import json_bytes
 from salesplan.kit.scoping import TenantScope
@@ -50,8 +48,6 @@ MAX_BODY_BYTES = 256 * 1024
 NOTIFY_EVERY_SECONDS = 0.2
 _last_notify = -1e9
 WAKE_CHANNEL = "salesplan_worker"  # salesplan.worker.context.WAKE_CHANNEL
-
-_NOTIFY = DriverStatement(select(func.pg_notify(bindparam("channel"), "")))
 
 Db = AsyncSession | AsyncConnection
 Resource = Mapping[str, Any] | BaseModel
@@ -151,19 +147,15 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
     if _dialect(db) == "postgresql":
         # One statement per event (its deliveries and the worker's wake-up in it), all the
         # batch's sent at once: one round trip.
-        statement = repository.RECORD_ON_POSTGRESQL
+        # The worker's wake-up at most every NOTIFY_EVERY_SECONDS: a NOTIFY serializes
+        # committing transactions on the server's notification queue lock, and under a stream
+        # of writes the worker woken a moment ago (and its delivery lanes, which claim the
+        # next due delivery as each one ends) is awake already.
         global _last_notify
-        if time.monotonic() - _last_notify < NOTIFY_EVERY_SECONDS:
-            # A NOTIFY serializes committing transactions on the server's notification queue
-            # lock: under a stream of writes, the worker woken a moment ago (and its delivery
-            # lanes, which claim the next due delivery as each one ends) is awake already.
-            statement = repository.RECORD_ON_POSTGRESQL_QUIETLY
-        else:
+        notify = time.monotonic() - _last_notify >= NOTIFY_EVERY_SECONDS
+        if notify:
             _last_notify = time.monotonic()
-        if len(event_rows) == 1:  # a prepared statement's fetch costs less than executemany
-            await statement.fetchval(db, event_rows[0])
-        else:
-            await statement.executemany(db, event_rows)
+        await repository.record_on_postgresql(db, event_rows, notify=notify)
         return sum(len(row["endpoint_ids"]) for row in event_rows)
     delivery_rows = [
         {
@@ -180,8 +172,7 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
         for row in event_rows
         for delivery_id, endpoint_id in zip(row["delivery_ids"], row["endpoint_ids"], strict=True)
     ]
-    await repository.INSERT_EVENT.executemany(db, event_rows)
-    await repository.INSERT_DELIVERY.executemany(db, delivery_rows)
+    await repository.insert_events(db, event_rows, delivery_rows)
     await wake(db)
     return len(delivery_rows)
 
@@ -198,7 +189,7 @@ async def wake(db: Db) -> None:
 
     bind = db.bind if isinstance(db, AsyncSession) else db
     if bind is not None and bind.dialect.name == "postgresql":
-        await _NOTIFY.fetchval(db, {"channel": WAKE_CHANNEL})
+        await repository.notify(db, WAKE_CHANNEL)
     if context.in_process_wakeup is not None:
         context.in_process_wakeup.set()
 

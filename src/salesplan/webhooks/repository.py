@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -98,6 +98,35 @@ RECORD_ON_POSTGRESQL = DriverStatement(
     text(_RECORD_SQL + "SELECT pg_notify('salesplan_worker', '')")
 )
 RECORD_ON_POSTGRESQL_QUIETLY = DriverStatement(text(_RECORD_SQL + "SELECT 1"))
+
+
+async def record_on_postgresql(
+    db: Db, event_rows: Sequence[Mapping[str, Any]], *, notify: bool
+) -> None:
+    """PostgreSQL: each event with its deliveries (`delivery_ids`, `endpoint_ids`) in one
+    statement, the batch's sent at once (one round trip); with the worker's wake-up or
+    without."""
+    statement = RECORD_ON_POSTGRESQL if notify else RECORD_ON_POSTGRESQL_QUIETLY
+    if len(event_rows) == 1:  # a prepared statement's fetch costs less than executemany
+        await statement.fetchval(db, event_rows[0])
+    else:
+        await statement.executemany(db, event_rows)
+
+
+async def insert_events(
+    db: Db, event_rows: Sequence[Mapping[str, Any]], delivery_rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """Events and their deliveries in two statements (SQLite's path)."""
+    await INSERT_EVENT.executemany(db, event_rows)
+    await INSERT_DELIVERY.executemany(db, delivery_rows)
+
+
+_NOTIFY = DriverStatement(select(func.pg_notify(bindparam("channel"), "")))
+
+
+async def notify(db: Db, channel: str) -> None:
+    """PostgreSQL: a NOTIFY on `channel`, delivered when `db`'s transaction commits."""
+    await _NOTIFY.fetchval(db, {"channel": channel})
 
 
 async def enabled_endpoints(

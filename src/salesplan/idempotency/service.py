@@ -2,10 +2,10 @@
 across processes and machines.
 
 One transaction per request: the request's own.
-1. `_look` reads the key's record (and, on PostgreSQL, takes a transaction-level advisory lock
-   on the key in the same statement): a finished record is replayed, another body is 409
-   `payload_mismatch`, a record in flight or a lock held by another request is 409
-   `in_flight`.
+1. `_look` reads the key's record (`repository.locked_record`; on PostgreSQL it takes a
+   transaction-level advisory lock on the key in the same statement): a finished record is
+   replayed, another body is 409 `payload_mismatch`, a record in flight or a lock held by
+   another request is 409 `in_flight`.
 2. The operation runs, and its status and body are inserted as the key's record in the same
    transaction, so the outbox rows and the stored result commit together (or neither does).
    The unique constraint on (organization, token, operation, key) is what makes concurrent
@@ -19,23 +19,21 @@ One transaction per request: the request's own.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import orjson
 from fastapi import Request
-from sqlalchemy import and_, delete, func, literal, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import JSONResponse
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import AppError, Conflict, ValidationFailed
+from salesplan.idempotency import repository
 from salesplan.kit.clock import utcnow
-from salesplan.kit.scoping import in_organization
 from salesplan.models.engage_delivery import IdempotencyRecord
 
 EXPIRY = timedelta(hours=24)
@@ -69,20 +67,6 @@ class Replay:
     body: dict[str, Any]
 
 
-def _scope(ctx: RequestContext, operation: str, key: str) -> tuple[Any, ...]:
-    return (
-        in_organization(IdempotencyRecord, ctx),
-        IdempotencyRecord.token_id == ctx.principal.token_id,
-        IdempotencyRecord.operation == operation,
-        IdempotencyRecord.key == key,
-    )
-
-
-def _lock_key(ctx: RequestContext, operation: str, key: str) -> int:
-    scope = f"{ctx.organization_id}\n{ctx.principal.token_id}\n{operation}\n{key}"
-    return int.from_bytes(hashlib.sha256(scope.encode()).digest()[:8], "big", signed=True)
-
-
 IN_FLIGHT = "A request with this Idempotency-Key is still being processed."
 
 
@@ -93,26 +77,13 @@ async def _look(
     PostgreSQL the key's advisory lock is taken in the same statement and held to the end of
     the request's transaction."""
     now = utcnow()
-    scope = _scope(ctx, operation, key)
-    if session.get_bind().dialect.name == "postgresql":
-        locked = func.pg_try_advisory_xact_lock(_lock_key(ctx, operation, key)).label("locked")
-        row = (
-            await session.execute(
-                select(locked, IdempotencyRecord)
-                .select_from(select(literal(1).label("one")).subquery())
-                .outerjoin(IdempotencyRecord, and_(*scope))
-            )
-        ).one()
-        if not row.locked:
-            raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
-        existing = row.IdempotencyRecord
-    else:
-        found = select(IdempotencyRecord).where(*scope)
-        existing = (await session.execute(found)).scalar_one_or_none()
+    locked, existing = await repository.locked_record(session, ctx, operation, key)
+    if not locked:
+        raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
     if existing is None:
         return None
     if existing.expires_at <= now:
-        await _delete_if(session, existing.id, existing.locked_at)
+        await repository.delete_if(session, existing.id, existing.locked_at)
         return None
     if existing.fingerprint != print_:
         raise Conflict(
@@ -122,7 +93,7 @@ async def _look(
     if existing.state == "done" and existing.status_code is not None:
         return Replay(existing.status_code, existing.response_body or {})
     if now - existing.locked_at > STALE_AFTER:  # an in-flight record of a request that died
-        await _delete_if(session, existing.id, existing.locked_at)
+        await repository.delete_if(session, existing.id, existing.locked_at)
         return None
     raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
 
@@ -146,22 +117,9 @@ def _record(
     )
 
 
-async def _delete_if(session: AsyncSession, record_id: uuid.UUID, locked_at: datetime) -> None:
-    """Remove an expired or abandoned record (in the request's transaction), unless someone
-    else already took it over."""
-    await session.execute(
-        delete(IdempotencyRecord).where(
-            IdempotencyRecord.id == record_id, IdempotencyRecord.locked_at == locked_at
-        )
-    )
-
-
 async def prune_expired(session: AsyncSession) -> int:
     """Delete records past their 24 hours (the worker calls this)."""
-    result = await session.execute(
-        delete(IdempotencyRecord).where(IdempotencyRecord.expires_at <= utcnow())
-    )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return await repository.delete_expired(session, utcnow())
 
 
 def _releases(exc: AppError) -> bool:
