@@ -183,11 +183,16 @@ def _dialect(db: Db) -> str:
 
 
 async def wake(db: Db) -> None:
-    """Wake the worker when the transaction commits (PostgreSQL: a transactional NOTIFY; the
-    in-process worker: its event, harmless before the commit since the loop re-reads)."""
+    """Wake the worker when the transaction commits: on a session, the unit of work's `JobDue`
+    event (`worker.context.wake_worker`); on a driver connection (no events there), a
+    transactional NOTIFY and the in-process worker's event, harmless before the commit since
+    the loop re-reads."""
     from salesplan.worker import context
 
-    bind = db.bind if isinstance(db, AsyncSession) else db
+    if isinstance(db, AsyncSession):
+        await context.wake_worker(db)
+        return
+    bind = db
     if bind is not None and bind.dialect.name == "postgresql":
         await repository.notify(db, WAKE_CHANNEL)
     if context.in_process_wakeup is not None:
