@@ -14,13 +14,15 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from typing import TYPE_CHECKING, Any, Literal
 
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import NotFound
-from salesplan.models.identity import Organization
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+# `salesplan` imports this module at start for BATCH_SIZE (the --batch-size default): what
+# brings the models and FastAPI is imported by run_import, when an import runs.
 
 Kind = Literal["accounts", "contacts"]
 BATCH_SIZE = 500
@@ -138,6 +140,8 @@ async def run_import(
 ) -> ImportSummary:
     from salesplan.accounts.service import bulk_create_accounts
     from salesplan.contacts.service import bulk_create_contacts
+    from salesplan.errors import NotFound
+    from salesplan.models.identity import Organization
 
     summary = ImportSummary(kind=kind, rejected_file=str(rejected_path))
     async with sessionmaker() as session:
