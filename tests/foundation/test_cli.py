@@ -11,6 +11,7 @@ import contextlib
 import functools
 import io
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -87,8 +88,9 @@ def invoke(
     process's environment (None removes a variable), in `cwd`, `stdin` as its standard input,
     stdout and stderr captured (not terminals, as when piped; `stdout` may be a terminal's file
     instead), with what the CLI keeps for its process new (the database it said it uses, its
-    stderr console), and an exception's traceback on stderr with exit 1. The command runs in a
-    thread: it runs its own event loop, and an async test is inside one."""
+    stderr console), log records of WARNING and above on stderr (as Python prints them when
+    nothing set logging up), and an exception's traceback on stderr with exit 1. The command
+    runs in a thread: it runs its own event loop, and an async test is inside one."""
     from rich.console import Console
 
     out = stdout if stdout is not None else io.StringIO()
@@ -116,6 +118,9 @@ def invoke(
     consoles = {m: m.err for m in cli_modules if isinstance(getattr(m, "err", None), Console)}
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     saved_streams = sys.stdin, sys.stdout, sys.stderr
+    last_resort = logging.StreamHandler(err)
+    last_resort.setLevel(logging.WARNING)
+    logging.getLogger().addHandler(last_resort)
     try:
         for name, value in (env or {}).items():
             if value is None:
@@ -136,6 +141,7 @@ def invoke(
         thread.join()
         out.flush()
     finally:
+        logging.getLogger().removeHandler(last_resort)
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         os.chdir(saved_cwd)
         os.environ.clear()
