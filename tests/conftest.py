@@ -179,7 +179,7 @@ async def actor(db: object) -> object:
 async def cli_template(
     database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[str]:
-    """A database migrated once for the run, which the CLI tests' `cli_db` copies."""
+    """A database migrated once for the run, which the CLI tests' `cli_db` hands out."""
     from tests.foundation.test_cli import migrated_template
 
     async with migrated_template(database_url, tmp_path_factory) as url:

@@ -156,11 +156,11 @@ def invoke(
 async def migrated_template(
     database_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[str]:
-    """A database of the run's engine migrated by `salesplan migrate`, which `cli_db` copies
-    (conftest's session fixture `cli_template`): migrating an empty database costs seconds,
-    copying it milliseconds. (The embedded database being migrated by the first command is
-    tested with a new data folder, in tests/operators/test_data_folder.py, and `migrate` itself
-    in tests/operators/test_migrate.py.)"""
+    """A database of the run's engine migrated by `salesplan migrate`, which `cli_db` hands
+    out (conftest's session fixture `cli_template`): migrating an empty database costs seconds,
+    copying or emptying a migrated one milliseconds. (The embedded database being migrated by
+    the first command is tested with a new data folder, in tests/operators/test_data_folder.py,
+    and `migrate` itself in tests/operators/test_migrate.py.)"""
     if not database_url.startswith("postgresql"):
         url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('cli') / 'template.db'}"
         result = run_cli(url, "migrate")
