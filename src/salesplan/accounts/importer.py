@@ -14,18 +14,16 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from salesplan.accounts.limits import BATCH_SIZE
 from salesplan.auth.principal import RequestContext
-
-if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-# `salesplan` imports this module at start for BATCH_SIZE (the --batch-size default): what
-# brings the models and FastAPI is imported by run_import, when an import runs.
+from salesplan.errors import NotFound
+from salesplan.models.identity import Organization
 
 Kind = Literal["accounts", "contacts"]
-BATCH_SIZE = 500
 
 _FIELDS: dict[Kind, tuple[str, ...]] = {
     "accounts": (
@@ -140,8 +138,6 @@ async def run_import(
 ) -> ImportSummary:
     from salesplan.accounts.service import bulk_create_accounts
     from salesplan.contacts.service import bulk_create_contacts
-    from salesplan.errors import NotFound
-    from salesplan.models.identity import Organization
 
     summary = ImportSummary(kind=kind, rejected_file=str(rejected_path))
     async with sessionmaker() as session:

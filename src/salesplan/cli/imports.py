@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from salesplan.accounts.importer import BATCH_SIZE
+from salesplan.accounts.limits import BATCH_SIZE
 from salesplan.cli.support import (
     OrgOpt,
     announce_database,
