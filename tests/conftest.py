@@ -175,6 +175,17 @@ async def actor(db: object) -> object:
     return await make_actor(db)  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="session")
+async def cli_template(
+    database_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[str]:
+    """A database migrated once for the run, which the CLI tests' `cli_db` hands out."""
+    from tests.foundation.test_cli import migrated_template
+
+    async with migrated_template(database_url, tmp_path_factory) as url:
+        yield url
+
+
 @pytest.fixture
 async def empty_database_url(database_url: str, tmp_path: Path) -> AsyncIterator[str]:
     """A second, empty database on the same engine (for migration and CLI tests)."""

@@ -7,9 +7,9 @@ import json
 import os
 import pty
 import re
-import select
 import subprocess
 import sys
+import threading
 import uuid
 from typing import Any
 
@@ -17,7 +17,13 @@ import httpx
 
 from salesplan import __version__
 from salesplan.auth.tokens import principal_cache
-from tests.foundation.test_cli import cli_db, run_cli  # noqa: F401 - fixture reused
+from tests.foundation.test_cli import (  # noqa: F401 - fixtures reused
+    CLI_SECRET,
+    cli_db,
+    invoke,
+    run_cli,
+    run_cli_process,
+)
 from tests.oauth.flow import sign_in
 
 PASSPHRASE = "correct horse battery"
@@ -60,7 +66,7 @@ async def test_demo_prints_the_user_id_that_admin_commands_take(cli_db: str) -> 
 
 
 async def test_version_prints_the_package_version(cli_db: str) -> None:  # noqa: F811
-    result = run_cli(cli_db, "--version")
+    result = run_cli_process(cli_db, "--version")  # the entry point itself, in a process
     assert result.returncode == 0 and result.stdout.strip() == f"salesplan {__version__}"
 
 
@@ -222,10 +228,7 @@ def test_help_names_no_python_types() -> None:
         ["admin", "create-api-key"], ["admin", "create-oauth-app"],
         ["admin", "create-user"], ["admin", "set-password"], ["admin", "list-api-keys"],
     ):  # fmt: skip
-        result = subprocess.run(
-            [sys.executable, "-m", "salesplan.cli", *command, "--help"],
-            capture_output=True, text=True, check=False, timeout=60,
-        )  # fmt: skip
+        result = invoke(*command, "--help")
         assert result.returncode == 0, result.stderr
         for python_type in ("<str>", "<int>", "<bool>", "list[str]", "<list"):
             assert python_type not in result.stdout, (command, result.stdout)
@@ -262,14 +265,7 @@ async def test_lists_are_a_table_on_a_terminal(cli_db: str) -> None:  # noqa: F8
 
 
 def run_piped(database_url: str, stdin: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = os.environ | {
-        "SALESPLAN_DATABASE_URL": database_url,
-        "SALESPLAN_SECRET_KEY": "cli-test-secret",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "salesplan.cli", *args],
-        input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    return run_cli(database_url, *args, stdin=stdin)
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -279,7 +275,8 @@ def error_lines(stderr: str) -> list[str]:
 async def test_every_error_starts_with_the_same_lowercase_error(cli_db: str) -> None:  # noqa: F811
     _, user_id = org_and_user(cli_db)
     failures = [
-        run_cli(cli_db, "admin", "create-org"),  # a missing option (click's usage error)
+        # A missing option (click's usage error), from a process: the shape the entry point gives.
+        run_cli_process(cli_db, "admin", "create-org"),
         run_cli(cli_db, "admin", "create-api-key", "--user", "nope"),
         run_cli(cli_db, "admin", "create-api-key", "--user", user_id, "--scope", "root:all"),
         run_cli(cli_db, "admin", "revoke-api-key", "--id", "00000000-0000-4000-8000-000000000000"),
@@ -297,11 +294,8 @@ async def test_every_error_starts_with_the_same_lowercase_error(cli_db: str) -> 
 
 
 def test_set_password_help_does_not_call_the_password_required() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "salesplan.cli", "admin", "set-password", "--help"],
-        capture_output=True, text=True, check=True, timeout=60,
-        env=os.environ | {"COLUMNS": "200"},
-    )  # fmt: skip
+    result = invoke("admin", "set-password", "--help", env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
     password = next(line for line in result.stdout.splitlines() if "--password" in line)
     user = next(line for line in result.stdout.splitlines() if "--user" in line)
     assert "required" not in password and "asked for when omitted" in password
@@ -366,46 +360,47 @@ async def test_demo_prints_the_public_url_it_is_given(cli_db: str) -> None:  # n
 
 
 def run_cli_env(database_url: str, extra: dict[str, str], *args: str) -> Any:
-    env = (
-        os.environ
-        | {
-            "SALESPLAN_DATABASE_URL": database_url,
-            "SALESPLAN_SECRET_KEY": "cli-test-secret",
-        }
-        | extra
-    )
-    result = subprocess.run(
-        [sys.executable, "-m", "salesplan.cli", *args],
-        capture_output=True, text=True, env=env, timeout=120, check=False,
-    )  # fmt: skip
+    result = run_cli(database_url, *args, env=extra)
     assert result.returncode == 0, result.stderr
     return result
 
 
 def terminal(database_url: str, columns: int, *args: str) -> str:
-    env = os.environ | {
-        "SALESPLAN_DATABASE_URL": database_url,
-        "SALESPLAN_SECRET_KEY": "cli-test-secret",
-        "COLUMNS": str(columns),
-    }
-    env.pop("NO_COLOR", None)
+    """The command's screen when its stdout is a terminal `columns` wide (a pseudo-terminal's),
+    run in this process; `run_on_terminal` above is the same from a process."""
     leader, follower = pty.openpty()
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "salesplan.cli", *args],
-            stdout=follower, stderr=subprocess.PIPE, env=env | {"NO_COLOR": "1"}, check=True,
-            timeout=120,
-        )  # fmt: skip
-        chunks = []
+    chunks: list[bytes] = []
+
+    def read_screen() -> None:  # as the command writes: a full terminal would block it
         while True:
-            ready, _, _ = select.select([leader], [], [], 0.2)
-            if not ready:
-                break
-            chunks.append(os.read(leader, 65536))
-        return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode())  # styles off
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal was closed, and all of it read
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read_screen)
+    reader.start()
+    try:
+        with open(follower, "w", encoding="utf-8", closefd=False) as screen:
+            result = invoke(
+                *args,
+                env={
+                    "SALESPLAN_DATABASE_URL": database_url,
+                    "SALESPLAN_SECRET_KEY": CLI_SECRET,
+                    "COLUMNS": str(columns),
+                    "NO_COLOR": "1",
+                },
+                stdout=screen,
+            )
+        assert result.returncode == 0, result.stderr
     finally:
-        os.close(leader)
         os.close(follower)
+        reader.join(timeout=30)
+        os.close(leader)
+    return re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode())  # styles off
 
 
 async def test_ids_are_never_cut_on_an_80_column_terminal(cli_db: str) -> None:  # noqa: F811

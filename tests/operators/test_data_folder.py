@@ -13,23 +13,37 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from tests.foundation.test_cli import cli_db, run_cli  # noqa: F401 - fixture reused
+from tests.foundation.test_cli import cli_db, invoke, run_cli  # noqa: F401 - fixture reused
+
+
+def operator_env(home: Path, data_dir: Path | None) -> dict[str, str | None]:
+    """No SALESPLAN_* setting but the data folder's (when given), HOME a folder of the test."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("SALESPLAN_")}
+    env["HOME"] = str(home)
+    if data_dir is not None:
+        env["SALESPLAN_DATA_DIR"] = str(data_dir)
+    return env
 
 
 def embedded(
     home: Path, cwd: Path, *args: str, data_dir: Path | None = None, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    """The command as an operator runs it: no SALESPLAN_* setting but the data folder's (when
-    given), HOME a folder of the test, from `cwd`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SALESPLAN_")}
-    env["HOME"] = str(home)
-    if data_dir is not None:
-        env["SALESPLAN_DATA_DIR"] = str(data_dir)
+    """The command as an operator runs it, from `cwd`, in a process of its own: the default
+    data folder is found from the HOME of a new process."""
+    env = {k: v for k, v in (os.environ | operator_env(home, data_dir)).items() if v is not None}
     cwd.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
         [sys.executable, "-m", "salesplan.cli", *args],
         cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
+
+
+def embedded_here(
+    home: Path, cwd: Path, *args: str, data_dir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`embedded`, run in this process (tests/foundation/test_cli.py `invoke`)."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    return invoke(*args, env=operator_env(home, data_dir), cwd=cwd)
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> Any:
@@ -55,11 +69,11 @@ def test_commands_from_any_folder_meet_in_the_home_data_folder(tmp_path: Path) -
 
 def test_salesplan_data_dir_moves_the_folder_and_is_created_on_first_use(tmp_path: Path) -> None:
     data = tmp_path / "not" / "yet" / "there"
-    created = embedded(tmp_path / "home", tmp_path / "a", "admin", "create-org", "--name", "Hooli",
-                       data_dir=data)  # fmt: skip
+    created = embedded_here(tmp_path / "home", tmp_path / "a", "admin", "create-org",
+                            "--name", "Hooli", data_dir=data)  # fmt: skip
     org = ok(created)
-    listed = embedded(tmp_path / "home", tmp_path / "b", "admin", "list-users", "--org", org["id"],
-                      data_dir=data)  # fmt: skip
+    listed = embedded_here(tmp_path / "home", tmp_path / "b", "admin", "list-users",
+                           "--org", org["id"], data_dir=data)  # fmt: skip
     assert ok(listed) == []
     assert (data / "salesplan.db").is_file()
     assert not (tmp_path / "home" / ".local").exists()
@@ -72,7 +86,7 @@ def test_a_database_left_in_the_current_folder_is_pointed_at(tmp_path: Path) -> 
     (old / "salesplan.db").write_bytes(b"")
     (old / "salesplan.secret").write_text("old-secret")
     data = tmp_path / "data"
-    result = embedded(tmp_path / "home", old, "admin", "list-users", data_dir=data)
+    result = embedded_here(tmp_path / "home", old, "admin", "list-users", data_dir=data)
     assert result.returncode == 0, result.stderr
     note = " ".join(result.stderr.split())
     assert f"{old / 'salesplan.db'} is not used" in note and str(data) in note
@@ -80,8 +94,8 @@ def test_a_database_left_in_the_current_folder_is_pointed_at(tmp_path: Path) -> 
     assert f"SALESPLAN_DATABASE_URL=sqlite+aiosqlite:///{old / 'salesplan.db'}" in note
     # Said, not done: the old file is where it was.
     assert (old / "salesplan.db").read_bytes() == b""
-    elsewhere = embedded(tmp_path / "home", tmp_path / "other", "admin", "list-users",
-                         data_dir=data)  # fmt: skip
+    elsewhere = embedded_here(tmp_path / "home", tmp_path / "other", "admin", "list-users",
+                              data_dir=data)  # fmt: skip
     assert "is not used" not in elsewhere.stderr
 
 

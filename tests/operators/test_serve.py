@@ -20,14 +20,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def served_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("serve")
+
+
+@pytest.fixture(scope="module")
+def served(served_folder: Path) -> Iterator[str]:
+    """One server for the module's tests (starting one costs seconds)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SALESPLAN_")}
-    env["SALESPLAN_DATABASE_URL"] = f"sqlite+aiosqlite:///{tmp_path / 'serve.db'}"
+    env["SALESPLAN_DATABASE_URL"] = f"sqlite+aiosqlite:///{served_folder / 'serve.db'}"
     process = subprocess.Popen(
         [sys.executable, "-m", "salesplan.cli", "serve", "--port", str(port)],
-        cwd=tmp_path,  # no .env of the checkout
+        cwd=served_folder,  # no .env of the checkout
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -86,13 +92,13 @@ async def test_served_app_freezes_its_startup_heap(
         gc.unfreeze()
 
 
-def test_demo_prints_a_sign_in_on_the_port_served(served: str, tmp_path: Path) -> None:
+def test_demo_prints_a_sign_in_on_the_port_served(served: str, served_folder: Path) -> None:
     """`make run PORT=8200` then `salesplan demo`: the sign-in names port 8200, not 8000."""
     import json
 
     from tests.foundation.test_cli import run_cli
 
-    result = run_cli(f"sqlite+aiosqlite:///{tmp_path / 'serve.db'}", "demo")
+    result = run_cli(f"sqlite+aiosqlite:///{served_folder / 'serve.db'}", "demo")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["signIn"] == f"{served}/login"
     assert not served.endswith(":8000")

@@ -18,13 +18,13 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from salesplan.accounts.limits import BATCH_SIZE
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
 from salesplan.kit.uow import commit
 from salesplan.models.identity import Organization
 
 Kind = Literal["accounts", "contacts"]
-BATCH_SIZE = 500
 
 _FIELDS: dict[Kind, tuple[str, ...]] = {
     "accounts": (

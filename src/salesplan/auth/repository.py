@@ -1,5 +1,5 @@
 """Auth's statements: a user's memberships and API keys (not tenant-owned: a key belongs to a
-user, and reaches the organizations it names)."""
+user, and reaches the organizations it names), and signing a user's browsers out."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import Row, bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.models.identity import ApiKey, Membership
+from salesplan.models.oauth import WebSession
 
 
 async def user_organizations(session: AsyncSession, user_id: uuid.UUID) -> dict[uuid.UUID, str]:
@@ -58,3 +59,20 @@ async def owned_api_key(
     """The user's key of this id (None: no such key, or another user's)."""
     stmt = select(ApiKey).where(ApiKey.id == key_id, ApiKey.user_id == user_id)
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def api_key_by_id(session: AsyncSession, key_id: uuid.UUID) -> ApiKey | None:
+    return await session.get(ApiKey, key_id)
+
+
+async def all_api_keys(session: AsyncSession, user_id: uuid.UUID | None = None) -> list[ApiKey]:
+    """Every API key (the user's when given), revoked ones included, oldest first."""
+    stmt = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
+    if user_id is not None:
+        stmt = stmt.where(ApiKey.user_id == user_id)
+    return list((await session.execute(stmt)).scalars())
+
+
+async def sign_out_everywhere(session: AsyncSession, user_id: uuid.UUID) -> None:
+    """End every browser session of the user."""
+    await session.execute(delete(WebSession).where(WebSession.user_id == user_id))

@@ -1,12 +1,13 @@
 """The `salesplan` command: serve, migrate, demo and worker here; the command groups in their
-own modules (`admin.py`: `salesplan admin …`, `imports.py`: `salesplan import …`); what every
-command shares in `support.py`. The modules import `support`, never this package's `__init__`."""
+own modules (`admin/`: `salesplan admin …`, `imports.py`: `salesplan import …`); what every
+command shares in `support.py`. The modules import `support`, never this package's `__init__`.
+What a command needs beyond typer and rich (the settings, the database, the app, uvicorn) it
+imports when it runs (see `support.py`)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 import typer.rich_utils
@@ -26,7 +27,9 @@ from salesplan.cli.support import (
     upgrade_or_fail,
     usage_error,
 )
-from salesplan.config import Settings
+
+if TYPE_CHECKING:
+    from salesplan.config import Settings
 
 
 def _option_label(self: TyperOption, ctx: typer.Context) -> str | None:
@@ -78,6 +81,8 @@ def serve(
 ) -> None:
     """Serve REST, MCP, OAuth and the web pages (migrates the embedded database first)."""
     import uvicorn
+
+    from salesplan.config import Settings
 
     settings = Settings()
     check_dkim(settings)
@@ -139,6 +144,8 @@ def public_origin(settings: Settings) -> str:
 @app.command()
 def migrate() -> None:
     """Apply database migrations (Alembic); says how many it applied."""
+    from salesplan.config import Settings
+
     settings = Settings()
     note_stray_database(settings)
     applied = upgrade_or_fail(settings)
@@ -152,6 +159,7 @@ def migrate() -> None:
 def demo() -> None:
     """Load a demo organization once and print a sign-in and an API key (the previous demo
     key is revoked: one at a time)."""
+    from salesplan.config import Settings
     from salesplan.demo import load_demo
 
     settings = Settings()
@@ -180,8 +188,10 @@ def demo() -> None:
 @app.command()
 def worker() -> None:
     """Run the background worker (enrollment jobs; delivery and calendar sync join it)."""
+    import asyncio
     import logging
 
+    from salesplan.config import Settings
     from salesplan.worker.loop import run_standalone
 
     settings = Settings()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from salesplan.accounts.importer import BATCH_SIZE, ImportSummary, Kind, count_rows, run_import
+from salesplan.accounts.limits import BATCH_SIZE
 from salesplan.cli.support import (
     OrgOpt,
     announce_database,
@@ -20,6 +20,9 @@ from salesplan.cli.support import (
     parse_uuid,
     run_on_database,
 )
+
+if TYPE_CHECKING:
+    from salesplan.accounts.importer import ImportSummary, Kind
 
 import_app = typer.Typer(no_args_is_help=True, help="Import accounts or contacts from CSV.")
 
@@ -40,6 +43,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
+    from salesplan.accounts.importer import count_rows, run_import
     from salesplan.config import Settings
     from salesplan.db import create_engine, create_sessionmaker
 

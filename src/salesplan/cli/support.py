@@ -1,33 +1,37 @@
 """What every CLI command shares: output (JSON when piped, tables on a terminal, ids never cut),
 failing with one clear line (`error: …`), naming the database used, running in one transaction
 on a migrated database, and parsing ids. The command modules of `salesplan.cli` import these;
-nothing here imports them."""
+nothing here imports them.
+
+Starting `salesplan` imports only typer and rich: the settings, SQLAlchemy, the models and the
+domain modules (which bring FastAPI) are imported inside the functions that use them, so that
+`--help`, `--version` and each command pay only for what they run."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.config import Settings
-from salesplan.errors import AppError
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from salesplan.config import Settings
 
 T = TypeVar("T")
 err = Console(stderr=True)
 
 OrgOpt = Annotated[str, typer.Option("--org", metavar="ORG_ID", help="Organization id.")]
+UserOpt = Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")]
 
 
 def emit(data: dict[str, Any], title: str = "") -> None:
@@ -136,6 +140,8 @@ _announced: set[str] = set()
 
 def announce_database(settings: Settings) -> None:
     """`database: URL` on stderr, once per process (a PostgreSQL password never shown)."""
+    from sqlalchemy.engine import make_url
+
     shown = make_url(settings.database_url).render_as_string(hide_password=True)
     if shown not in _announced:
         _announced.add(shown)
@@ -173,6 +179,7 @@ def run_in_session(
     fn: Callable[[AsyncSession], Awaitable[T]], settings: Settings | None = None
 ) -> T:
     """Run `fn` in one transaction on a migrated database; AppErrors become a clear exit 1."""
+    from salesplan.config import Settings
     from salesplan.db import create_engine, create_sessionmaker
 
     settings = settings or Settings()
@@ -196,6 +203,9 @@ def run_in_session(
 def run_on_database(work: Coroutine[Any, Any, T], settings: Settings) -> T:
     """Run `work`: AppErrors, and a database that is missing, unreachable or not migrated, are
     one `error:` line and exit 1 — never a traceback."""
+    import asyncio
+
+    from salesplan.errors import AppError
     from salesplan.migrate import connection_problem
 
     try:

@@ -26,6 +26,21 @@ async def owned_apps(session: AsyncSession, user_id: uuid.UUID) -> list[OAuthApp
     return list((await session.execute(stmt)).scalars())
 
 
+async def all_apps(session: AsyncSession, owner_user_id: uuid.UUID | None = None) -> list[OAuthApp]:
+    """Every app (those the user owns when given), dynamically registered ones included, oldest
+    first."""
+    stmt = select(OAuthApp).order_by(OAuthApp.created_at, OAuthApp.id)
+    if owner_user_id is not None:
+        stmt = stmt.where(OAuthApp.owner_user_id == owner_user_id)
+    return list((await session.execute(stmt)).scalars())
+
+
+async def delete_app(session: AsyncSession, app: OAuthApp) -> None:
+    """Delete the app; its codes and tokens go with it (foreign keys cascade)."""
+    await session.delete(app)
+    await session.flush()
+
+
 async def app_owner(session: AsyncSession, app_id: uuid.UUID) -> uuid.UUID | None:
     """The user who registered the app (None for one registered dynamically)."""
     return await session.scalar(select(OAuthApp.owner_user_id).where(OAuthApp.id == app_id))

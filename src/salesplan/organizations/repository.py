@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
 from salesplan.kit.repository import Repository, page_of, sorts
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import scoped
+from salesplan.kit.scoping import OrgScope, in_organization, scoped
 from salesplan.models.identity import Membership, Organization, User
 
 USER_SORT = {"createdAt": Membership.created_at, "email": User.email, "fullName": User.full_name}
@@ -28,6 +28,25 @@ async def slugs_like(session: AsyncSession, base: str) -> set[str]:
 
 async def user_by_email(session: AsyncSession, email: str) -> User | None:
     return (await session.execute(select(User).where(User.email == email))).scalar_one_or_none()
+
+
+async def user_by_id(session: AsyncSession, user_id: uuid.UUID) -> User | None:
+    return await session.get(User, user_id)
+
+
+async def users_with_roles(
+    session: AsyncSession, organization_id: uuid.UUID | None = None
+) -> list[tuple[User, uuid.UUID | None, str | None]]:
+    """Every user (those of one organization when given) with each organization and role, one
+    row per membership (a user without any: once, with None), by e-mail then organization."""
+    stmt = (
+        select(User, Membership.organization_id, Membership.role)
+        .outerjoin(Membership, Membership.user_id == User.id)
+        .order_by(User.email, Membership.organization_id)
+    )
+    if organization_id is not None:
+        stmt = stmt.where(in_organization(Membership, OrgScope(organization_id)))
+    return [(user, org_id, role) for user, org_id, role in (await session.execute(stmt)).all()]
 
 
 async def role_in(
