@@ -186,13 +186,15 @@ def run_in_session(
     ensure_migrated(settings)
 
     async def go() -> T:
+        from salesplan.kit.uow import commit
+
         engine = create_engine(settings)
         try:
             async with create_sessionmaker(engine)() as session:
                 await session.connection()  # reached: say which database this is
                 announce_database(settings)
                 result = await fn(session)
-                await session.commit()
+                await commit(session)  # with its domain events (kit.uow)
                 return result
         finally:
             await engine.dispose()

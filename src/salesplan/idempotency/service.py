@@ -34,6 +34,7 @@ from salesplan.auth.principal import RequestContext
 from salesplan.errors import AppError, Conflict, ValidationFailed
 from salesplan.idempotency import repository
 from salesplan.kit.clock import utcnow
+from salesplan.kit.uow import commit, rollback
 from salesplan.models.engage_delivery import IdempotencyRecord
 
 EXPIRY = timedelta(hours=24)
@@ -149,26 +150,26 @@ async def run_idempotent(
         try:
             replay = await _look(session, ctx, operation, key, print_)
             if replay is not None:
-                await session.commit()  # what authentication wrote (an API key's last use)
+                await commit(session)  # what authentication wrote (an API key's last use)
                 return JSONResponse(replay.body, replay.status, headers={REPLAYED_HEADER: "true"})
             status, payload = await execute()
             await session.flush()  # the operation's own errors surface here, not below
             session.add(_record(ctx, operation, key, print_, status, payload))
             try:
-                await session.commit()
+                await commit(session)
             except IntegrityError:
                 # Another request with this key committed first (SQLite, or a lock-free
                 # race): this one's work is rolled back, and the key's record answers it.
-                await session.rollback()
+                await rollback(session)
                 continue
         except AppError as exc:
-            await session.rollback()
+            await rollback(session)
             own = isinstance(exc, Conflict) and exc.details.get("reason") in _OWN_CONFLICTS
             if not own and not _releases(exc):
                 await _store_error(maker, ctx, operation, key, print_, exc)
             raise
         except BaseException:
-            await session.rollback()
+            await rollback(session)
             raise
         return JSONResponse(payload, status)
     raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
@@ -190,6 +191,6 @@ async def _store_error(
     async with maker() as own:
         own.add(_record(ctx, operation, key, print_, exc.status, exc.envelope()))
         try:
-            await own.commit()
+            await commit(own)
         except IntegrityError:  # a concurrent request with the key stored its answer first
-            await own.rollback()
+            await rollback(own)
