@@ -79,8 +79,8 @@ def claim_statement(
 def _one_of(key: Any, chosen: Select[Any], limit: int) -> ColumnElement[bool]:
     """`key = (subquery)` for one row (an InitPlan, run once), else `key IN (subquery)`."""
     if limit == 1:
-        return key == chosen.scalar_subquery()  # type: ignore[no-any-return]
-    return key.in_(chosen.scalar_subquery())  # type: ignore[no-any-return]
+        return key == chosen.scalar_subquery()
+    return key.in_(chosen.scalar_subquery())
 
 
 async def claim(

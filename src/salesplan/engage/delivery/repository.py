@@ -310,7 +310,7 @@ async def analytics_rows(
         if campaign_id is not None:
             part = part.where(EngageMessage.campaign_id == campaign_id)
         parts.append(part.group_by(literal_column("day")))
-    return [tuple(row) for row in (await session.execute(union_all(*parts))).all()]  # type: ignore[misc]
+    return [tuple(row) for row in (await session.execute(union_all(*parts))).all()]
 
 
 # -- inbound mail ----------------------------------------------------------------------------------

@@ -252,7 +252,7 @@ async def by_id(
     """The organization's rows of `model` among `ids`, by id, in one query."""
     table: Any = model
     stmt = scoped(select(model).where(table.id.in_(ids)), scope, model)
-    return {row.id: row for row in (await session.scalars(stmt)).all()}  # type: ignore[attr-defined]
+    return {row.id: row for row in (await session.scalars(stmt)).all()}
 
 
 async def suppressed_among(session: AsyncSession, scope: TenantScope, emails: set[str]) -> set[str]:
