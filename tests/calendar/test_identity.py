@@ -197,3 +197,31 @@ async def test_the_meeting_keeps_one_inbox_thread_when_it_changes(
     assert [t["subject"] for t in after["data"]] == ["Pricing round 2"]
     assert after["data"][0]["id"] == first["data"][0]["id"]
     assert after["data"][0]["messageCount"] == 1
+
+
+async def test_an_update_through_the_api_renames_the_meetings_inbox_thread(
+    client, actor, radicale: Radicale, worker, db
+) -> None:
+    """updateCalendarEvent writes the event and, in the same transaction, its feed thread (the
+    `CalendarEventChanged` domain event): the inbox shows the new title at once, no sync."""
+    account, _ = await make_account(db, actor.org.id, name="Acme", domain="acme.com")
+    await db.commit()
+    uid = str(uuid.uuid4())
+    await connected_with(
+        client,
+        actor,
+        radicale,
+        worker,
+        ics_event(uid, title="Pricing", attendees=("ceo@acme.com",)),
+    )
+    inbox = f"/api/v1/accounts/{account.id}/inbox"
+    first = (await client.get(inbox, headers=actor.in_org(), params={"type": "calendar"})).json()
+    assert [t["subject"] for t in first["data"]] == ["Pricing"]
+    (event,) = await events(client, actor)
+    r = await client.patch(
+        f"{API}/events/{event['id']}", headers=actor.in_org(), json={"title": "Pricing, final"}
+    )
+    assert r.status_code == 200, r.text
+    after = (await client.get(inbox, headers=actor.in_org(), params={"type": "calendar"})).json()
+    assert [t["subject"] for t in after["data"]] == ["Pricing, final"]
+    assert after["data"][0]["id"] == first["data"][0]["id"]
