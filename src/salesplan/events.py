@@ -14,10 +14,13 @@ from salesplan.kit.events import EventHandlers
 
 @functools.cache
 def handlers() -> EventHandlers:
+    from salesplan.plans.changes import PlanChanged, bump_versions
     from salesplan.worker.context import JobDue, notify_workers, wake_in_process
 
     wiring = EventHandlers()
     # Work queued for the worker: NOTIFY in the transaction, the in-process loop after it.
     wiring.during(JobDue, notify_workers)
     wiring.after(JobDue, wake_in_process)
+    # A plan written: its version (getPlan's ETag) bumped once, in the transaction.
+    wiring.during(PlanChanged, bump_versions)
     return wiring

@@ -221,23 +221,21 @@ async def test_task_writes_change_the_tag(client, db, actor) -> None:
 
 
 async def test_bulk_update_of_children_through_the_session_bumps(client, db, actor) -> None:
-    """The event sees a bulk UPDATE of a child table whatever its condition (no plan id)."""
-    from sqlalchemy import update
+    """The repository's bulk UPDATE of a child table announces the plans owning the rows it
+    matches, whatever its condition (no plan id)."""
+    import uuid
 
+    from salesplan.kit.uow import commit
     from salesplan.models.plans import PlanTask
+    from salesplan.plans import write_repository as writes
 
     plan = await new_plan(client, db, actor, tasks=[{"title": "t"}])
     pid = plan["id"]
     before, _ = await _tagged(client, actor, pid)
-    import uuid
-
-    await db.execute(
-        update(PlanTask)
-        .where(PlanTask.id == uuid.UUID(plan["tasks"][0]["id"]))
-        .values(title="bulk")
-        .execution_options(synchronize_session=False)
+    await writes.update_children(
+        db, PlanTask, [PlanTask.id == uuid.UUID(plan["tasks"][0]["id"])], {"title": "bulk"}
     )
-    await db.commit()
+    await commit(db)
     after, body = await _tagged(client, actor, pid)
     assert after != before and body["tasks"][0]["title"] == "bulk"
 
@@ -285,18 +283,13 @@ async def test_a_304_and_a_cached_200_are_one_statement_a_cold_200_a_fixed_count
 async def test_bulk_update_of_plans_through_the_session_bumps(client, db, actor) -> None:
     import uuid
 
-    from sqlalchemy import update
-
+    from salesplan.kit.uow import commit
     from salesplan.models.plans import Plan
+    from salesplan.plans import write_repository as writes
 
     pid = (await new_plan(client, db, actor))["id"]
     before, _ = await _tagged(client, actor, pid)
-    await db.execute(
-        update(Plan)
-        .where(Plan.id == uuid.UUID(pid))
-        .values(description="bulk")
-        .execution_options(synchronize_session=False)
-    )
-    await db.commit()
+    await writes.update_plans(db, [Plan.id == uuid.UUID(pid)], {"description": "bulk"})
+    await commit(db)
     after, body = await _tagged(client, actor, pid)
     assert after != before and body["description"] == "bulk"
