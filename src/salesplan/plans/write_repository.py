@@ -168,12 +168,8 @@ async def update_children(
     owners = update(P).where(P.c.id.in_(owned)).values(updated_at=utcnow()).returning(P.c.id)
     for plan_id in (await session.execute(owners)).scalars():
         changed(session, plan_id)
-    await session.execute(
-        update(model)
-        .where(*where)
-        .values(dict(values))
-        .execution_options(synchronize_session=False)
-    )
+    # Through the ORM: the session's objects of the rows it matches follow it.
+    await session.execute(update(model).where(*where).values(dict(values)))
 
 
 async def update_plans(
