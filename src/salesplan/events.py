@@ -17,6 +17,7 @@ def handlers() -> EventHandlers:
     from salesplan.calendar.events import CalendarEventChanged
     from salesplan.engage.delivery.events import ReplyReceived
     from salesplan.feed.ingest import calendar_events_changed, replies_received
+    from salesplan.plans.changes import PlanChanged, bump_versions
     from salesplan.worker.context import JobDue, notify_workers, wake_in_process
 
     wiring = EventHandlers()
@@ -27,4 +28,6 @@ def handlers() -> EventHandlers:
     # Work queued for the worker: NOTIFY in the transaction, the in-process loop after it.
     wiring.during(JobDue, notify_workers)
     wiring.after(JobDue, wake_in_process)
+    # A plan written: its version (getPlan's ETag) bumped once, in the transaction.
+    wiring.during(PlanChanged, bump_versions)
     return wiring

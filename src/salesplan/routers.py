@@ -20,6 +20,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     from salesplan.oauth.router import router as oauth_router
     from salesplan.opportunities.router import router as opportunities_router
     from salesplan.organizations.router import router as organizations_router
+    from salesplan.plans.children_router import router as plan_children_router
     from salesplan.plans.router import my_tasks_router
     from salesplan.plans.router import router as plans_router
     from salesplan.relationship_maps.router import router as relationship_maps_router
@@ -30,6 +31,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/organizations", organizations_router, True),
         ("/subscribers", organizations_router, False),
         ("/plans", plans_router, True),
+        ("/plans", plan_children_router, True),
         ("/tasks", my_tasks_router, True),
         ("/oauth", oauth_router, True),
         ("/accounts", accounts_router, True),

@@ -12,12 +12,14 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.app import create_app
+from salesplan.kit.uow import commit
 from salesplan.models.plans import Plan, PlanGoal, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans import versioning
+from salesplan.plans import write_repository as writes
 from salesplan.plans.versioning import PlanBodies, plan_bodies
 from tests.plans.helpers import PLANS, new_plan
 from tests.plans.schemas import validate_response
@@ -196,31 +198,42 @@ async def test_every_kind_of_write_shows_at_once_on_both_workers(
     body = await w.check("goal created", call("POST", "/goals", {"title": "another"}))
     # The plan archived and restored.
     await w.check("plan restored after archive", _archive_then_restore(call))
-    # Bulk UPDATEs through a session (no request): child tables, and the plans table.
+    # The repository's bulk UPDATEs through a session (no request), committed by the unit of
+    # work's commit: child tables, and the plans table.
     plan_id = uuid.UUID(pid)
 
-    def bulk(stmt: Any) -> Callable[[httpx.AsyncClient], Awaitable[None]]:
+    def bulk(
+        write: Callable[[AsyncSession], Awaitable[None]],
+    ) -> Callable[[httpx.AsyncClient], Awaitable[None]]:
         async def go(_c: httpx.AsyncClient) -> None:
-            await db.execute(stmt.execution_options(synchronize_session=False))
-            await db.commit()
+            await write(db)
+            await commit(db)
 
         return go
 
     body = await w.check(
         "bulk child update",
-        bulk(update(PlanTask).where(PlanTask.plan_id == plan_id).values(description="bulk")),
+        bulk(
+            lambda s: writes.update_children(
+                s, PlanTask, [PlanTask.plan_id == plan_id], {"description": "bulk"}
+            )
+        ),
     )
     assert {t["description"] for t in body["tasks"]} == {"bulk"}
     body = await w.check(
-        "bulk plan update", bulk(update(Plan).where(Plan.id == plan_id).values(name="bulk"))
+        "bulk plan update",
+        bulk(lambda s: writes.update_plans(s, [Plan.id == plan_id], {"name": "bulk"})),
     )
     assert body["name"] == "bulk"
     body = await w.check(
         "bulk goal archive",
         bulk(
-            update(PlanGoal)
-            .where(PlanGoal.plan_id == plan_id, PlanGoal.title == "another")
-            .values(archived_at=PlanGoal.created_at)
+            lambda s: writes.update_children(
+                s,
+                PlanGoal,
+                [PlanGoal.plan_id == plan_id, PlanGoal.title == "another"],
+                {"archived_at": PlanGoal.created_at},
+            )
         ),
     )
     assert "another" not in [g["title"] for g in body["goals"]]
@@ -263,13 +276,10 @@ async def test_a_write_between_the_reads_of_a_miss_is_not_cached_under_the_old_v
 
     async def with_a_write_first(conn: Any, ctx: Any, plan_id: uuid.UUID) -> Any:
         async with app.state.sessionmaker() as other:
-            await other.execute(
-                update(PlanTask)
-                .where(PlanTask.plan_id == plan_id)
-                .values(title="after")
-                .execution_options(synchronize_session=False)
+            await writes.update_children(
+                other, PlanTask, [PlanTask.plan_id == plan_id], {"title": "after"}
             )
-            await other.commit()
+            await commit(other)
         return await real(conn, ctx, plan_id)
 
     monkeypatch.setattr(repo, "plan_tree", with_a_write_first)

@@ -221,23 +221,21 @@ async def test_task_writes_change_the_tag(client, db, actor) -> None:
 
 
 async def test_bulk_update_of_children_through_the_session_bumps(client, db, actor) -> None:
-    """The event sees a bulk UPDATE of a child table whatever its condition (no plan id)."""
-    from sqlalchemy import update
+    """The repository's bulk UPDATE of a child table announces the plans owning the rows it
+    matches, whatever its condition (no plan id)."""
+    import uuid
 
+    from salesplan.kit.uow import commit
     from salesplan.models.plans import PlanTask
+    from salesplan.plans import write_repository as writes
 
     plan = await new_plan(client, db, actor, tasks=[{"title": "t"}])
     pid = plan["id"]
     before, _ = await _tagged(client, actor, pid)
-    import uuid
-
-    await db.execute(
-        update(PlanTask)
-        .where(PlanTask.id == uuid.UUID(plan["tasks"][0]["id"]))
-        .values(title="bulk")
-        .execution_options(synchronize_session=False)
+    await writes.update_children(
+        db, PlanTask, [PlanTask.id == uuid.UUID(plan["tasks"][0]["id"])], {"title": "bulk"}
     )
-    await db.commit()
+    await commit(db)
     after, body = await _tagged(client, actor, pid)
     assert after != before and body["tasks"][0]["title"] == "bulk"
 
@@ -285,18 +283,87 @@ async def test_a_304_and_a_cached_200_are_one_statement_a_cold_200_a_fixed_count
 async def test_bulk_update_of_plans_through_the_session_bumps(client, db, actor) -> None:
     import uuid
 
-    from sqlalchemy import update
-
+    from salesplan.kit.uow import commit
     from salesplan.models.plans import Plan
+    from salesplan.plans import write_repository as writes
 
     pid = (await new_plan(client, db, actor))["id"]
     before, _ = await _tagged(client, actor, pid)
-    await db.execute(
-        update(Plan)
-        .where(Plan.id == uuid.UUID(pid))
-        .values(description="bulk")
-        .execution_options(synchronize_session=False)
-    )
-    await db.commit()
+    await writes.update_plans(db, [Plan.id == uuid.UUID(pid)], {"description": "bulk"})
+    await commit(db)
     after, body = await _tagged(client, actor, pid)
     assert after != before and body["description"] == "bulk"
+
+
+async def test_a_task_update_with_references_changes_the_tag(client, db, actor) -> None:
+    """updatePlanTask naming a milestone and an assignee: the checks and the write in one
+    driver transaction (not the one statement), which bumps the plan in its statements."""
+    plan = await new_plan(
+        client, db, actor, milestones=[{"milestone": {"name": "m"}}], tasks=[{"title": "t"}]
+    )
+    pid, tid = plan["id"], plan["tasks"][0]["id"]
+    mid = plan["milestones"][0]["id"]
+    sent = {"milestoneId": mid, "assignedToId": str(actor.user.id)}
+    body = await _changes(
+        client, actor, pid, lambda: patch(client, actor, f"/{pid}/tasks/{tid}", sent)
+    )
+    task = body["milestones"][0]["tasks"][0]
+    assert task["id"] == tid and task["assignedToId"] == str(actor.user.id)
+
+
+async def test_a_refused_write_leaves_the_tag(client, db, actor) -> None:
+    pid = (await new_plan(client, db, actor, tasks=[{"title": "t"}]))["id"]
+    before, _ = await _tagged(client, actor, pid)
+    resp = await post(client, actor, f"/{pid}/goals", {"title": "g", "parentGoalId": pid})
+    assert resp.status_code == 422, resp.text
+    after, _ = await _tagged(client, actor, pid)
+    assert after == before
+
+
+async def test_announced_plans_are_bumped_once_per_commit(client, db, actor) -> None:
+    """`PlanChanged` events: the commit's handler bumps each announced plan once, in the
+    transaction, however many writes announced it; a rollback drops them."""
+    import uuid
+
+    from sqlalchemy import select
+
+    from salesplan.kit.uow import commit, rollback
+    from salesplan.models.plans import Plan
+    from salesplan.plans.changes import changed
+
+    a = uuid.UUID((await new_plan(client, db, actor))["id"])
+    b = uuid.UUID((await new_plan(client, db, actor))["id"])
+    c = uuid.UUID((await new_plan(client, db, actor))["id"])
+
+    async def versions() -> dict[uuid.UUID, int]:
+        rows = await db.execute(select(Plan.id, Plan.version).where(Plan.id.in_([a, b, c])))
+        found = {row.id: row.version for row in rows}
+        await db.commit()
+        return found
+
+    before = await versions()
+    assert before == {a: 1, b: 1, c: 1}  # a new plan starts at 1
+    for plan_id in (a, b, a, a):
+        changed(db, plan_id)
+    await commit(db)
+    assert await versions() == {a: 2, b: 2, c: 1}
+    changed(db, c)
+    await rollback(db)
+    await commit(db)
+    assert await versions() == {a: 2, b: 2, c: 1}
+
+
+def test_no_plan_hook_on_the_global_session() -> None:
+    """The versions follow explicit events only (issue 30): the plans domain installs no
+    SQLAlchemy event hook (no flush or execute hook on the global Session)."""
+    import ast
+    from pathlib import Path
+
+    import salesplan.plans
+
+    for path in Path(salesplan.plans.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sqlalchemy"):
+                assert "event" not in {a.name for a in node.names}, path.name
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in ("listens_for", "listen"), path.name

@@ -55,8 +55,8 @@ class Plan(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     user_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), default=None, index=True
     )
-    # Bumped by every write to the plan or its children, in the same transaction
-    # (plans/versioning.py): getPlan's ETag.
+    # Bumped by every write to the plan or its children, in the same transaction (the
+    # `PlanChanged` event's handler, plans/changes.py; see plans/versioning.py): getPlan's ETag.
     version: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))
 
 

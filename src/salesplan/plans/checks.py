@@ -9,18 +9,19 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import bindparam, select
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.driver import DriverStatement
 from salesplan.kit.patch import reject_nulls
-from salesplan.kit.scoping import get_scoped, not_found, scoped, scoped_by_parameter
+from salesplan.kit.scoping import get_scoped, not_found
 from salesplan.models.crm import Contact
 from salesplan.models.identity import Membership
-from salesplan.models.plans import Plan, PlanMilestone
+from salesplan.models.plans import Plan
+from salesplan.plans import write_repository as writes
+from salesplan.plans.changes import changed
+from salesplan.plans.write_repository import Db, is_member
 
 MAX_GOAL_DEPTH = 5
 
@@ -30,32 +31,6 @@ def missing(field: str, what: str, value: Any) -> Unprocessable:
         f"{what} {value} does not exist in this organization.",
         details={"field": field, "id": str(value)},
     )
-
-
-# The reference checks are statements built once, run on the driver (kit.driver): in a session's
-# transaction, or in the Core write path's (`tasks.update_task`).
-Db = AsyncSession | AsyncConnection
-
-_MEMBER = DriverStatement(
-    scoped_by_parameter(
-        select(Membership.user_id).where(Membership.user_id == bindparam("user_id")), Membership
-    )
-)
-_LIVE_MILESTONE = DriverStatement(
-    scoped_by_parameter(
-        select(PlanMilestone.id).where(
-            PlanMilestone.id == bindparam("milestone_id"),
-            PlanMilestone.plan_id == bindparam("plan_id"),
-            PlanMilestone.archived_at.is_(None),
-        ),
-        PlanMilestone,
-    )
-)
-
-
-async def is_member(db: Db, ctx: RequestContext, user_id: uuid.UUID) -> bool:
-    params = {"user_id": user_id, "organization_id": ctx.organization_id}
-    return await _MEMBER.fetchrow(db, params) is not None
 
 
 async def find_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Plan:
@@ -86,6 +61,16 @@ async def _locked_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
     return await get_scoped(session, Plan, ctx, plan_id, for_update=True)
 
 
+async def plan_written(session: AsyncSession, plan_id: uuid.UUID) -> None:
+    """A write to the plan's content, before it is flushed: the plan's `updatedAt` stamped
+    (its row is locked and loaded by `live_plan` / `live_child`) and `PlanChanged` announced
+    (its version bumped when the unit of work commits)."""
+    plan = await session.get(Plan, plan_id)
+    if plan is not None:
+        plan.updated_at = utcnow()
+    changed(session, plan_id)
+
+
 def plan_archived(plan_id: uuid.UUID) -> Unprocessable:
     return Unprocessable(
         "The plan is archived; restore it before changing its content.",
@@ -101,8 +86,7 @@ def _refuse_archived(plan: Plan) -> None:
 async def child_row(
     session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
 ) -> Any:
-    stmt = scoped(select(model).where(model.id == row_id, model.plan_id == plan_id), ctx, model)
-    row = (await session.execute(stmt)).scalar_one_or_none()
+    row = await writes.child_object(session, ctx, model, plan_id, row_id)
     if row is None:
         raise not_found(model, row_id)
     return row
@@ -113,12 +97,7 @@ async def check_milestone(
 ) -> None:
     if milestone_id is None:
         return
-    params = {
-        "milestone_id": milestone_id,
-        "plan_id": plan_id,
-        "organization_id": ctx.organization_id,
-    }
-    if await _LIVE_MILESTONE.fetchrow(db, params) is None:
+    if not await writes.is_live_milestone(db, ctx, plan_id, milestone_id):
         raise Unprocessable(
             "milestoneId must be a live milestone of this plan.",
             details={"field": "milestoneId", "id": str(milestone_id)},
@@ -139,8 +118,7 @@ async def check_owners(
     ):
         if not ids:
             continue
-        stmt = scoped(select(column).where(column.in_(ids)), ctx, model)
-        found = set((await session.execute(stmt)).scalars())
+        found = await writes.existing_ids(session, ctx, model, column, ids)
         if absent := ids - found:
             raise missing(field, "Contact" if model is Contact else "User", min(absent, key=str))
 

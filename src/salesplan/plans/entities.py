@@ -9,16 +9,15 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.dependencies import check_user_backed
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable, ValidationFailed
-from salesplan.kit.scoping import scoped
 from salesplan.models.crm import Account, BuyingGroup, Opportunity
 from salesplan.models.plans import Plan
-from salesplan.plans.checks import is_member, missing
+from salesplan.plans import write_repository as writes
+from salesplan.plans.checks import missing
 
 
 @dataclass
@@ -38,38 +37,15 @@ async def resolve_entity(
             check_user_backed(ctx.principal)
             assert ctx.user_id is not None
             return Attachment("USER", ctx.user_id, user_id=ctx.user_id)
-        if not await is_member(session, ctx, entity_id):
+        if not await writes.is_member(session, ctx, entity_id):
             raise missing("entityId", "User", entity_id)
         return Attachment("USER", entity_id, user_id=entity_id)
     if entity_id is None:
         raise ValidationFailed.at(["body", "entityId"], "entityId is required for this entityType.")
     if entity_type == "ACCOUNT":
-        account = (
-            await session.execute(
-                scoped(
-                    select(Account.id).where(
-                        Account.id == entity_id, Account.archived_at.is_(None)
-                    ),
-                    ctx,
-                    Account,
-                )
-            )
-        ).first()
-        if account is None:
+        if not await writes.is_live(session, ctx, Account, entity_id):
             raise missing("entityId", "Account", entity_id)
-        group_id = (
-            await session.execute(
-                scoped(
-                    select(BuyingGroup.id).where(
-                        BuyingGroup.account_id == entity_id,
-                        BuyingGroup.is_default.is_(True),
-                        BuyingGroup.archived_at.is_(None),
-                    ),
-                    ctx,
-                    BuyingGroup,
-                )
-            )
-        ).scalar_one_or_none()
+        group_id = await writes.default_group_id(session, ctx, entity_id)
         if group_id is None:
             raise Unprocessable(
                 "The account has no default buying group.",
@@ -77,16 +53,7 @@ async def resolve_entity(
             )
         return Attachment("BUYING_GROUP", group_id, buying_group_id=group_id)
     model: Any = BuyingGroup if entity_type == "BUYING_GROUP" else Opportunity
-    found = (
-        await session.execute(
-            scoped(
-                select(model.id).where(model.id == entity_id, model.archived_at.is_(None)),
-                ctx,
-                model,
-            )
-        )
-    ).first()
-    if found is None:
+    if not await writes.is_live(session, ctx, model, entity_id):
         raise missing("entityId", model.__display_name__, entity_id)
     if entity_type == "BUYING_GROUP":
         return Attachment("BUYING_GROUP", entity_id, buying_group_id=entity_id)

@@ -10,15 +10,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.scoping import scoped
 from salesplan.models.plans import Plan, PlanGoal
 from salesplan.plans import repository as repo
+from salesplan.plans import write_repository as writes
 from salesplan.plans.checks import (
     MAX_GOAL_DEPTH,
     check_milestone,
@@ -28,6 +27,7 @@ from salesplan.plans.checks import (
     live_plan,
     new_id,
     open_patch,
+    plan_written,
 )
 from salesplan.plans.schemas import (
     GoalCreate,
@@ -37,11 +37,7 @@ from salesplan.plans.schemas import (
 )
 from salesplan.plans.views import record_plan_updated
 
-GOAL_SORT = {
-    "createdAt": repo.G.c.created_at,
-    "updatedAt": repo.G.c.updated_at,
-    "title": repo.G.c.title,
-}
+GOAL_SORT = repo.GOAL_SORT
 
 
 def goal_row(fields: GoalFields, plan: Plan, **extra: Any) -> PlanGoal:
@@ -88,30 +84,10 @@ async def goal_links(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, archived_at: Any = None
 ) -> dict[uuid.UUID, uuid.UUID | None]:
     """id → parent id of the plan's live goals (or of those archived at `archived_at`)."""
-    cond = (
-        PlanGoal.archived_at.is_(None) if archived_at is None else PlanGoal.archived_at.is_not(None)
-    )
-    stmt = scoped(
-        select(PlanGoal.id, PlanGoal.parent_goal_id, PlanGoal.archived_at).where(
-            PlanGoal.plan_id == plan_id, cond
-        ),
-        ctx,
-        PlanGoal,
-    )
-    rows = (await session.execute(stmt)).all()
+    rows = await writes.goal_link_rows(session, ctx, plan_id, archived=archived_at is not None)
     return {
         r.id: r.parent_goal_id for r in rows if archived_at is None or r.archived_at == archived_at
     }
-
-
-async def set_goals_archived(
-    session: AsyncSession, goal_ids: list[uuid.UUID], archived_at: datetime | None
-) -> None:
-    """One statement for a whole subtree (the ids come from the plan's scoped goal links)."""
-    if goal_ids:
-        await session.execute(
-            update(PlanGoal).where(PlanGoal.id.in_(goal_ids)).values(archived_at=archived_at)
-        )
 
 
 async def goal_descendants(
@@ -186,6 +162,7 @@ async def create_goal(
         await check_parent(session, ctx, plan_id, None, body.parent_goal_id)
     row = goal_row(body, plan, milestone_id=body.milestone_id, parent_goal_id=body.parent_goal_id)
     session.add(row)
+    await plan_written(session, plan_id)
     await session.flush()
     await record_plan_updated(session, ctx, plan_id)  # webhooks (contract §13)
     return row.id
@@ -203,6 +180,7 @@ async def update_goal(
     )
     if sent.get("parent_goal_id") is not None:
         await check_parent(session, ctx, plan_id, goal_id, sent["parent_goal_id"])
+    await plan_written(session, plan_id)
     await close_patch(session, row, sent)
     await record_plan_updated(session, ctx, plan_id)
 
@@ -224,9 +202,10 @@ async def restore_goal(
     descendants = await goal_descendants(
         session, ctx, plan_id, goal_id, archived_at=row.archived_at
     )
-    await set_goals_archived(session, descendants, None)
+    await writes.set_goals_archived(session, descendants, None)
     row.archived_at = None
     row.updated_at = utcnow()
+    await plan_written(session, plan_id)
     await session.flush()
     await record_plan_updated(session, ctx, plan_id)
 
@@ -241,6 +220,7 @@ async def archive_child(
     row.archived_at = now
     if model is PlanGoal:
         descendants = await goal_descendants(session, ctx, plan_id, row_id, archived_at=None)
-        await set_goals_archived(session, descendants, now)
+        await writes.set_goals_archived(session, descendants, now)
+    await plan_written(session, plan_id)
     await session.flush()
     await record_plan_updated(session, ctx, plan_id)  # a milestone's, goal's or task's too

@@ -5,17 +5,17 @@ Services never commit; they flush so that the renderers read what was written.""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import today, utcnow
-from salesplan.kit.scoping import scoped
 from salesplan.models.plans import Plan, PlanMilestone
 from salesplan.plans import repository as repo
-from salesplan.plans.checks import check_owners, live_child, live_plan, open_patch
+from salesplan.plans import write_repository as writes
+from salesplan.plans.checks import check_owners, live_child, live_plan, open_patch, plan_written
 from salesplan.plans.schemas import (
     MilestoneCreate,
     MilestoneReorder,
@@ -23,11 +23,7 @@ from salesplan.plans.schemas import (
 )
 from salesplan.plans.views import fresh_tree, record_plan_updated
 
-MILESTONE_SORT = {
-    "sortIndex": repo.M.c.sort_index,
-    "createdAt": repo.M.c.created_at,
-    "updatedAt": repo.M.c.updated_at,
-}
+MILESTONE_SORT = repo.MILESTONE_SORT
 
 
 def milestone_row(fields: MilestoneCreate, plan: Plan, sort_index: int) -> PlanMilestone:
@@ -48,15 +44,8 @@ def milestone_row(fields: MilestoneCreate, plan: Plan, sort_index: int) -> PlanM
 
 
 async def next_sort_index(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> int:
-    stmt = scoped(
-        select(func.max(PlanMilestone.sort_index)).where(
-            PlanMilestone.plan_id == plan_id, PlanMilestone.archived_at.is_(None)
-        ),
-        ctx,
-        PlanMilestone,
-    )
-    last = (await session.execute(stmt)).scalar_one_or_none()
-    return 0 if last is None else int(last) + 1
+    last = await writes.last_sort_index(session, ctx, plan_id)
+    return 0 if last is None else last + 1
 
 
 async def create_milestone(
@@ -67,6 +56,7 @@ async def create_milestone(
     index = await next_sort_index(session, ctx, plan_id) if body.sort_index is None else 0
     row = milestone_row(body, plan, index)
     session.add(row)
+    await plan_written(session, plan_id)
     await session.flush()
     await record_plan_updated(session, ctx, plan_id)  # webhooks (contract §13)
     return row.id
@@ -102,6 +92,7 @@ async def update_milestone(
     elif was == "completed" and row.status != "completed" and "actual_date" not in sent:
         row.actual_date = None
     row.updated_at = utcnow()
+    await plan_written(session, plan_id)
     await session.flush()
     await record_plan_updated(session, ctx, plan_id)
 
@@ -113,22 +104,16 @@ async def restore_milestone(
     if row.archived_at is not None:
         row.archived_at = None
         row.updated_at = utcnow()
+        await plan_written(session, plan_id)
         await session.flush()
         await record_plan_updated(session, ctx, plan_id)
 
 
 async def reorder_milestones(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: MilestoneReorder
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     await live_plan(session, ctx, plan_id)
-    stmt = scoped(
-        select(PlanMilestone).where(
-            PlanMilestone.plan_id == plan_id, PlanMilestone.archived_at.is_(None)
-        ),
-        ctx,
-        PlanMilestone,
-    )
-    live = {m.id: m for m in (await session.execute(stmt)).scalars()}
+    live = await writes.live_milestones(session, ctx, plan_id)
     wanted = body.milestone_ids
     if len(set(wanted)) != len(wanted) or set(wanted) != set(live):
         raise Unprocessable(
@@ -146,6 +131,8 @@ async def reorder_milestones(
             live[milestone_id].sort_index = index
             live[milestone_id].updated_at = now
             moved = True
+    if moved:
+        await plan_written(session, plan_id)
     tree = await fresh_tree(session, ctx, plan_id)
     if moved:
         await record_plan_updated(session, ctx, plan_id)

@@ -4,33 +4,24 @@ Services never commit; they flush so that the renderers read what was written.""
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import (
-    CursorCodec,
-    ListParams,
-    changed_since,
-    contains_ci,
-    like_pattern,
-    paginate,
-)
+from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, like_pattern
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import get_scoped, scoped_by_parameter
-from salesplan.models.crm import BuyingGroup, Opportunity
+from salesplan.kit.scoping import get_scoped
 from salesplan.models.plans import Plan
 from salesplan.plans import repository as repo
+from salesplan.plans.changes import changed
 from salesplan.plans.checks import check_assignee, check_owners, find_plan, new_id
 from salesplan.plans.entities import attach, resolve_entity
 from salesplan.plans.goals import seed_goals
@@ -70,60 +61,6 @@ def parse_include(raw: str | None) -> tuple[str, ...]:
     return parts
 
 
-@functools.cache
-def _list_query(
-    *,
-    archived_only: bool,
-    include_archived: bool,
-    search: bool,
-    entity_type: bool,
-    on_account: bool,
-    entity_id: bool,
-    account_id: bool,
-    updated_since: bool = False,
-) -> Any:
-    """listPlans' statement for one combination of filters, built once: the organization and
-    the filters' values are its parameters (see `list_plans`)."""
-    P = repo.P
-    stmt = scoped_by_parameter(repo.plan_select(), Plan)
-    if archived_only:
-        stmt = stmt.where(P.c.archived_at.is_not(None))
-    elif not include_archived:
-        stmt = stmt.where(P.c.archived_at.is_(None))
-    if updated_since:
-        stmt = stmt.where(P.c.updated_at >= bindparam("updated_since", type_=P.c.updated_at.type))
-    if search:
-        stmt = stmt.where(contains_ci(P.c.name, bindparam("search", type_=P.c.name.type)))
-
-    def account_groups(name: str) -> Any:
-        groups = select(BuyingGroup.id).where(BuyingGroup.account_id == bindparam(name))
-        return scoped_by_parameter(groups, BuyingGroup)
-
-    def account_opportunities(name: str) -> Any:
-        deals = select(Opportunity.id).where(Opportunity.account_id == bindparam(name))
-        return scoped_by_parameter(deals, Opportunity)
-
-    if on_account:
-        # ACCOUNT plans are stored on the account's buying groups.
-        stmt = stmt.where(P.c.entity_type == "BUYING_GROUP")
-        for name, given in (("entity_id", entity_id), ("account_id", account_id)):
-            if given:
-                stmt = stmt.where(P.c.buying_group_id.in_(account_groups(name)))
-        return stmt
-    if entity_type:
-        stmt = stmt.where(P.c.entity_type == bindparam("entity_type", type_=P.c.entity_type.type))
-    if entity_id:
-        stmt = stmt.where(P.c.entity_id == bindparam("entity_id", type_=P.c.entity_id.type))
-    if account_id:
-        stmt = stmt.where(
-            or_(
-                P.c.buying_group_id.in_(account_groups("account_id")),
-                P.c.opportunity_id.in_(account_opportunities("account_id")),
-            )
-        )
-    return stmt
-
-
 async def list_plans(
     conn: AsyncConnection,
     ctx: RequestContext,
@@ -131,10 +68,10 @@ async def list_plans(
     filters: PlanFilters,
     include: Sequence[str],
     codec: CursorCodec,
-) -> tuple[list[dict], PaginationMeta]:
+) -> tuple[list[dict[str, Any]], PaginationMeta]:
     search = params.search or None
     on_account = filters.entity_type == "ACCOUNT"
-    stmt = _list_query(
+    shape = dict(
         archived_only=filters.archived_only,
         include_archived=filters.include_archived,
         search=search is not None,
@@ -156,16 +93,7 @@ async def list_plans(
         values["entity_id"] = filters.entity_id
     if filters.account_id is not None:
         values["account_id"] = filters.account_id
-    P = repo.P
-    rows, meta = await paginate(
-        conn,
-        stmt,
-        params,
-        sort_columns={"createdAt": P.c.created_at, "updatedAt": P.c.updated_at, "name": P.c.name},
-        id_column=P.c.id,
-        codec=codec,
-        bound=values,
-    )
+    rows, meta = await repo.plan_page(conn, params, codec, values, **shape)
     if not include:
         return [bare_plan(r) for r in rows], meta
     # Rows straight from the driver on PostgreSQL (asyncpg Records): by position, id first.
@@ -267,6 +195,7 @@ async def update_plan(
         attach(plan, await resolve_entity(session, ctx, entity_type, entity_id))
     plan.updated_at = utcnow()
     await session.flush()
+    changed(session, plan_id)
     await _event(session, ctx, "plan.updated", plan_id)
 
 
@@ -275,6 +204,7 @@ async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
     if plan.archived_at is None:
         plan.archived_at = utcnow()
         await session.flush()
+        changed(session, plan_id)
         await _event(session, ctx, "plan.deleted", plan_id)
 
 
@@ -284,4 +214,5 @@ async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
         plan.archived_at = None
         plan.updated_at = utcnow()
         await session.flush()
+        changed(session, plan_id)
         await _event(session, ctx, "plan.updated", plan_id)

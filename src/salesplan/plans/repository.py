@@ -1,20 +1,38 @@
-"""SQL of the plans domain. Reads of the hot paths (getPlan, listPlans) are Core selects on the
-session's connection returning plain rows: no ORM object is built (architecture.md,
-"Performance facts"). Every statement starts from `scoped`."""
+"""SQL of the plans domain: the reads (this module) and the writes (`write_repository.py`).
+
+Reads of the hot paths (getPlan, listPlans) are Core selects returning plain rows: no ORM object
+is built (architecture.md, "Performance facts"). Every statement starts from `scoped` (or
+`scoped_by_parameter` for a statement built once)."""
 
 from __future__ import annotations
 
 import functools
+import json
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
-from sqlalchemy import DateTime, Row, Select, bindparam, case, select, type_coerce, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Row,
+    Select,
+    Update,
+    bindparam,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.scoping import TenantScope, scoped, scoped_by_parameter
+from salesplan.models.crm import BuyingGroup, Opportunity
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans.render import (
     GOAL_KEYS,
@@ -25,10 +43,10 @@ from salesplan.plans.render import (
     wire_attribute,
 )
 
-P = Plan.__table__
-M = PlanMilestone.__table__
-G = PlanGoal.__table__
-T = PlanTask.__table__
+P: Any = Plan.__table__
+M: Any = PlanMilestone.__table__
+G: Any = PlanGoal.__table__
+T: Any = PlanTask.__table__
 
 
 _PLAIN_DATETIME = DateTime(timezone=True)
@@ -40,7 +58,7 @@ def wire_columns(table: Any, keys: Sequence[str]) -> list[Any]:
     columns = []
     for key in keys:
         column = table.c[wire_attribute(key)]
-        if isinstance(column.type, type(Plan.__table__.c.created_at.type)):
+        if isinstance(column.type, type(P.c.created_at.type)):
             column = type_coerce(column, _PLAIN_DATETIME).label(column.name)
         columns.append(column)
     return columns
@@ -50,8 +68,22 @@ PLAN_COLUMNS = wire_columns(P, PLAN_KEYS)
 MILESTONE_COLUMNS = wire_columns(M, MILESTONE_KEYS)
 GOAL_COLUMNS = wire_columns(G, GOAL_KEYS)
 TASK_COLUMNS = wire_columns(T, TASK_KEYS)
-COLUMNS = {Plan: PLAN_COLUMNS, PlanMilestone: MILESTONE_COLUMNS, PlanGoal: GOAL_COLUMNS}
-COLUMNS[PlanTask] = TASK_COLUMNS
+COLUMNS: dict[Any, list[Any]] = {
+    Plan: PLAN_COLUMNS,
+    PlanMilestone: MILESTONE_COLUMNS,
+    PlanGoal: GOAL_COLUMNS,
+    PlanTask: TASK_COLUMNS,
+}
+
+# The sortable columns of the lists (`list_params`' names → columns).
+PLAN_SORT = {"createdAt": P.c.created_at, "updatedAt": P.c.updated_at, "name": P.c.name}
+MILESTONE_SORT = {
+    "sortIndex": M.c.sort_index,
+    "createdAt": M.c.created_at,
+    "updatedAt": M.c.updated_at,
+}
+GOAL_SORT = {"createdAt": G.c.created_at, "updatedAt": G.c.updated_at, "title": G.c.title}
+TASK_SORT = {"createdAt": T.c.created_at, "updatedAt": T.c.updated_at, "title": T.c.title}
 
 
 def plan_select() -> Select[Any]:
@@ -70,13 +102,16 @@ def _of_plans(table: Any, plan_ids: Sequence[uuid.UUID]) -> Any:
     return table.c.plan_id.in_(plan_ids)
 
 
+_CHILDREN = ((PlanMilestone, M), (PlanGoal, G), (PlanTask, T))
+
+
 async def child_rows(
     conn: AsyncConnection, ctx: TenantScope, plan_ids: Sequence[uuid.UUID]
 ) -> tuple[Sequence[Row[Any]], Sequence[Row[Any]], Sequence[Row[Any]]]:
     """Live milestones, goals and tasks of the plans, oldest first: three statements whatever
     the size."""
     out = []
-    for model, table in ((PlanMilestone, M), (PlanGoal, G), (PlanTask, T)):
+    for model, table in _CHILDREN:
         stmt = scoped(
             select(*COLUMNS[model]).where(
                 _of_plans(table, plan_ids), table.c.archived_at.is_(None)
@@ -118,95 +153,252 @@ async def one_row(
     return (await conn.execute(stmt)).first()
 
 
-# --- plan versions ---------------------------------------------------------------------------
+# --- a plan rendered on the driver (inside `kit.driver.transaction`) ------------------------
 
-_PLAN: Any = P
-_TASK: Any = T
+_BY_PLAN: dict[str, Any] = {
+    "plan_id": bindparam("plan_id"),
+    "organization_id": bindparam("organization_id"),
+}
+_DRIVER_PLAN = DriverStatement(
+    scoped_by_parameter(plan_select().where(P.c.id == _BY_PLAN["plan_id"]), Plan)
+)
+_DRIVER_CHILDREN = tuple(
+    DriverStatement(
+        scoped_by_parameter(
+            select(*COLUMNS[model]).where(
+                table.c.plan_id == _BY_PLAN["plan_id"], table.c.archived_at.is_(None)
+            ),
+            model,
+        ).order_by(table.c.created_at, table.c.id)
+    )
+    for model, table in _CHILDREN
+)
+# The JSON columns by position: asyncpg answers them as text (SQLAlchemy's codec on the
+# connection; its result processor would parse them).
+_JSON_AT = tuple(
+    tuple(i for i, column in enumerate(COLUMNS[model]) if isinstance(column.type, JSON))
+    for model, _ in _CHILDREN
+)
+
+
+def _parsed(rows: Sequence[Any], positions: tuple[int, ...]) -> list[Any]:
+    if not positions:
+        return list(rows)
+    out = []
+    for row in rows:
+        values = list(row)
+        for i in positions:
+            if isinstance(values[i], str):
+                values[i] = json.loads(values[i])
+        out.append(tuple(values))
+    return out
+
+
+async def plan_on_driver(
+    conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID
+) -> tuple[Any, PlanTree] | None:
+    """The plan's row and tree read with the driver's statements only: inside the driver's
+    own transaction (`kit.driver.transaction`), so that SQLAlchemy begins no transaction of
+    its own (a savepoint on PostgreSQL) and the block stays the transaction's one owner."""
+    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
+    row = await _DRIVER_PLAN.fetchrow(conn, params)
+    if row is None:
+        return None
+    parts = []
+    for statement, positions in zip(_DRIVER_CHILDREN, _JSON_AT, strict=True):
+        rows = await statement.fetch(conn, params)
+        parts.append(_parsed(rows, positions) if conn.dialect.name == "postgresql" else rows)
+    return row, PlanTree(parts[0], parts[1], parts[2])
+
+
+# --- versions (getPlan's ETag) ------------------------------------------------------------
+
+_VERSION = scoped_by_parameter(select(P.c.version).where(P.c.id == bindparam("plan_id")), Plan)
+_PLAN_ROW = scoped_by_parameter(
+    select(*PLAN_COLUMNS, P.c.version).where(P.c.id == bindparam("plan_id")), Plan
+)
+
 
 NEXT_VERSION = P.c.version + 1
 
 
-def bump(ids: Any) -> Any:
-    """UPDATE plans SET version = version + 1 for `ids` (a collection or a subquery)."""
-    return update(_PLAN).where(P.c.id.in_(ids)).values(version=NEXT_VERSION)
+def bump(ids: Any, updated_at: Any = P.c.updated_at) -> Update:
+    """UPDATE plans SET version = version + 1 for `ids` (a collection or a subquery). The
+    plans' `updated_at` is kept (the writes stamp it when they run, so that what they render
+    shows it), unless `updated_at` gives the new value."""
+    return update(P).where(P.c.id.in_(ids)).values(version=NEXT_VERSION, updated_at=updated_at)
 
 
-# --- updatePlanTask: the hot write, in Core on the driver (plans/tasks.py) -------------------
-
-_IDS: dict[str, Any] = {
-    "plan_id": bindparam("plan_id"),
-    "task_id": bindparam("task_id"),
-    "organization_id": bindparam("organization_id"),
-}
-
-# The task named in the path, of that plan and the organization.
-_THE_TASK = (
-    (T.c.id == _IDS["task_id"])
-    & (T.c.plan_id == _IDS["plan_id"])
-    & (T.c.organization_id == _IDS["organization_id"])
-)
-
-# The plan locked (a row lock until the transaction ends, as `live_plan`'s FOR UPDATE: writes to
-# one plan's content run one after the other), its version bumped and its updated_at stamped
-# (as `bump` does for every child write), in one statement. The bump comes before the
-# write it accounts for, as versioning.py's do; a failed write rolls both back.
-LOCK_AND_BUMP = DriverStatement(
-    update(_PLAN)
-    .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
-    .values(version=NEXT_VERSION, updated_at=bindparam("new_updated_at"))
-    .returning(P.c.archived_at)
-)
-
-TASK_EXISTS = DriverStatement(select(T.c.id).where(_THE_TASK))
+async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> int | None:
+    """The plan's version in the caller's organization (None: not found there). One statement
+    on the primary key."""
+    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
+    found: int | None = (await conn.execute(_VERSION, params)).scalar_one_or_none()
+    return found
 
 
-@functools.lru_cache(maxsize=128)
-def task_update(keys: frozenset[str]) -> DriverStatement:
-    """UPDATE of the task setting `keys` (TaskUpdate's properties that were sent) and
-    `updated_at`, answering the task's wire columns: one statement per set of keys, built
-    once. `completed_at` follows `completed` from the row's own current value: kept when
-    `completed` does not change, else the new value (now, or null when reopened)."""
-    values: dict[Any, Any] = {T.c[k]: bindparam(f"new_{k}", type_=T.c[k].type) for k in keys}
-    if "completed" in keys:
-        values[T.c.completed_at] = case(
-            (
-                T.c.completed == bindparam("new_completed", type_=T.c.completed.type),
-                T.c.completed_at,
-            ),
-            else_=bindparam("new_completed_at", type_=T.c.completed_at.type),
+async def plan_row_with_version(
+    conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID
+) -> Row[Any] | None:
+    """The plan's wire columns and its version (getPlan's first statement)."""
+    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
+    return (await conn.execute(_PLAN_ROW, params)).first()
+
+
+# --- lists ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _list_query(
+    *,
+    archived_only: bool,
+    include_archived: bool,
+    search: bool,
+    entity_type: bool,
+    on_account: bool,
+    entity_id: bool,
+    account_id: bool,
+    updated_since: bool = False,
+) -> Any:
+    """listPlans' statement for one combination of filters, built once: the organization and
+    the filters' values are its parameters (see `list_plans`)."""
+    stmt = scoped_by_parameter(plan_select(), Plan)
+    if archived_only:
+        stmt = stmt.where(P.c.archived_at.is_not(None))
+    elif not include_archived:
+        stmt = stmt.where(P.c.archived_at.is_(None))
+    if updated_since:
+        stmt = stmt.where(P.c.updated_at >= bindparam("updated_since", type_=P.c.updated_at.type))
+    if search:
+        stmt = stmt.where(contains_ci(P.c.name, bindparam("search", type_=P.c.name.type)))
+
+    def account_groups(name: str) -> Any:
+        groups = select(BuyingGroup.id).where(BuyingGroup.account_id == bindparam(name))
+        return scoped_by_parameter(groups, BuyingGroup)
+
+    def account_opportunities(name: str) -> Any:
+        deals = select(Opportunity.id).where(Opportunity.account_id == bindparam(name))
+        return scoped_by_parameter(deals, Opportunity)
+
+    if on_account:
+        # ACCOUNT plans are stored on the account's buying groups.
+        stmt = stmt.where(P.c.entity_type == "BUYING_GROUP")
+        for name, given in (("entity_id", entity_id), ("account_id", account_id)):
+            if given:
+                stmt = stmt.where(P.c.buying_group_id.in_(account_groups(name)))
+        return stmt
+    if entity_type:
+        stmt = stmt.where(P.c.entity_type == bindparam("entity_type", type_=P.c.entity_type.type))
+    if entity_id:
+        stmt = stmt.where(P.c.entity_id == bindparam("entity_id", type_=P.c.entity_id.type))
+    if account_id:
+        stmt = stmt.where(
+            or_(
+                P.c.buying_group_id.in_(account_groups("account_id")),
+                P.c.opportunity_id.in_(account_opportunities("account_id")),
+            )
         )
-    values[T.c.updated_at] = bindparam("new_updated_at", type_=T.c.updated_at.type)
-    return DriverStatement(update(_TASK).where(_THE_TASK).values(values).returning(*TASK_COLUMNS))
+    return stmt
 
 
-@functools.lru_cache(maxsize=128)
-def task_update_at_once(keys: frozenset[str]) -> DriverStatement:
-    """`_task_update` with the plan's lock and bump in the same statement (PostgreSQL):
-
-        WITH locked AS (SELECT id, archived_at FROM plans WHERE <the plan> FOR UPDATE),
-             written AS (UPDATE plan_tasks SET … WHERE <the task>
-                         AND plan_id = (SELECT id FROM locked WHERE archived_at IS NULL)
-                         RETURNING <wire columns>),
-             bumped AS (UPDATE plans SET version = version + 1, updated_at = …
-                        WHERE id IN (SELECT plan_id FROM written))
-        SELECT <wire columns> FROM written
-
-    Locks in the order every plan write takes them: the task's row is locked only after the
-    filter naming `locked` passed, so after the plan's lock. The plan is bumped only when
-    the task was written (the data-modifying CTEs run to completion with the statement);
-    no row answered means nothing was written. The task's SET expressions read its latest
-    committed version (READ COMMITTED re-reads a row updated while the statement waited)."""
-    locked = (
-        select(P.c.id, P.c.archived_at)
-        .where(P.c.id == _IDS["plan_id"], P.c.organization_id == _IDS["organization_id"])
-        .with_for_update()
-        .cte("locked")
+async def plan_page(
+    conn: AsyncConnection,
+    params: ListParams,
+    codec: CursorCodec,
+    values: dict[str, Any],
+    **shape: bool,
+) -> tuple[list[Any], PaginationMeta]:
+    """One page of listPlans: the statement of the filters' `shape` (built once), run with
+    `values` (the organization's id and the filters' values)."""
+    return await paginate(
+        conn,
+        _list_query(**shape),
+        params,
+        sort_columns=PLAN_SORT,
+        id_column=P.c.id,
+        codec=codec,
+        bound=values,
     )
-    live = select(locked.c.id).where(locked.c.archived_at.is_(None)).scalar_subquery()
-    update_task: Any = task_update(keys).statement
-    written = update_task.where(T.c.plan_id == live).cte("written")
-    bumped = (
-        bump(select(written.c.plan_id)).values(updated_at=bindparam("new_updated_at")).cte("bumped")
+
+
+def child_filters(
+    model: Any,
+    *,
+    milestone_id: uuid.UUID | None = None,
+    completed: bool | None = None,
+    assigned_to_id: uuid.UUID | None = None,
+) -> list[Any]:
+    """listPlanGoals' and listPlanTasks' optional filters."""
+    table = model.__table__
+    where: list[Any] = []
+    if completed is not None:
+        where.append(table.c.completed.is_(completed))
+    if milestone_id is not None:
+        where.append(table.c.milestone_id == milestone_id)
+    if assigned_to_id is not None:
+        where.append(table.c.assigned_to_id == assigned_to_id)
+    return where
+
+
+async def child_page(
+    conn: AsyncConnection,
+    ctx: TenantScope,
+    plan_id: uuid.UUID,
+    model: Any,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    include_archived: bool,
+    where: Sequence[Any],
+    sort_columns: dict[str, Any],
+) -> tuple[list[Any], PaginationMeta]:
+    """One page of a plan's milestones, goals or tasks."""
+    table = model.__table__
+    stmt = scoped(select(*COLUMNS[model]).where(table.c.plan_id == plan_id, *where), ctx, model)
+    if not include_archived:
+        stmt = stmt.where(table.c.archived_at.is_(None))
+    if params.search and "title" in table.c:
+        stmt = stmt.where(contains_ci(table.c.title, params.search))
+    return await paginate(
+        conn, stmt, params, sort_columns=sort_columns, id_column=table.c.id, codec=codec
     )
-    columns = [written.c[column.name] for column in TASK_COLUMNS]
-    return DriverStatement(select(*columns).add_cte(bumped))
+
+
+async def my_task_page(
+    session: AsyncSession,
+    ctx: TenantScope,
+    user_id: uuid.UUID | None,
+    params: ListParams,
+    codec: CursorCodec,
+    *,
+    completed: bool | None,
+    plan_id: uuid.UUID | None,
+    due_before: date | None,
+) -> tuple[list[Any], PaginationMeta]:
+    """One page of listMyTasks: `user_id`'s live tasks in live plans."""
+    live_plans = scoped(select(P.c.id).where(P.c.archived_at.is_(None)), ctx, Plan)
+    stmt = scoped(
+        select(*TASK_COLUMNS).where(
+            T.c.assigned_to_id == user_id,
+            T.c.archived_at.is_(None),
+            T.c.plan_id.in_(live_plans),
+        ),
+        ctx,
+        PlanTask,
+    )
+    if completed is not None:
+        stmt = stmt.where(T.c.completed.is_(completed))
+    if plan_id is not None:
+        stmt = stmt.where(T.c.plan_id == plan_id)
+    if due_before is not None:
+        stmt = stmt.where(T.c.target_date < due_before)
+    if params.search:
+        stmt = stmt.where(contains_ci(T.c.title, params.search))
+    return await paginate(
+        await session.connection(),
+        stmt,
+        params,
+        sort_columns=TASK_SORT,
+        id_column=T.c.id,
+        codec=codec,
+    )

@@ -8,22 +8,23 @@ import uuid
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import not_found, scoped
+from salesplan.kit.scoping import not_found
 from salesplan.models.plans import Plan, PlanTask
 from salesplan.plans import repository as repo
+from salesplan.plans import write_repository as writes
 from salesplan.plans.checks import (
     check_assignee,
     check_milestone,
     live_plan,
     plan_archived,
+    plan_written,
 )
 from salesplan.plans.render import task_dict
 from salesplan.plans.schemas import (
@@ -34,11 +35,7 @@ from salesplan.plans.schemas import (
 from salesplan.plans.views import plan_updated, task_view
 from salesplan.webhooks import events
 
-TASK_SORT = {
-    "createdAt": repo.T.c.created_at,
-    "updatedAt": repo.T.c.updated_at,
-    "title": repo.T.c.title,
-}
+TASK_SORT = repo.TASK_SORT
 
 
 def task_row(fields: TaskFields, plan: Plan, ctx: RequestContext, **extra: Any) -> PlanTask:
@@ -61,6 +58,7 @@ async def create_task(
     await check_assignee(session, ctx, body.assigned_to_id)
     row = task_row(body, plan, ctx, milestone_id=body.milestone_id)
     session.add(row)
+    await plan_written(session, plan_id)
     await session.flush()
     created = (
         ctx.organization_id,
@@ -72,9 +70,6 @@ async def create_task(
 
 
 # --- updatePlanTask: the hot write, in Core on the driver ------------------------------------
-
-P: Any = repo.P
-T: Any = repo.T
 
 
 def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict[str, Any]:
@@ -115,7 +110,7 @@ async def update_task_at_once(
         return None  # its event is recorded in `update_task`'s transaction
     params = _params(ctx, plan_id, task_id)
     _set(params, sent)
-    row = await repo.task_update_at_once(frozenset(sent)).fetchrow(conn, params)
+    row = await writes.task_update_at_once(frozenset(sent)).fetchrow(conn, params)
     return None if row is None else task_dict(row)
 
 
@@ -146,12 +141,12 @@ async def update_task(
     task's 404."""
     sent: dict[str, Any] = body.sent()
     params = _params(ctx, plan_id, task_id)
-    plan = await repo.LOCK_AND_BUMP.fetchrow(conn, params)
+    plan = await writes.LOCK_AND_BUMP.fetchrow(conn, params)
     if plan is None:
         raise not_found(Plan, plan_id)
     archived = plan[0] is not None
     if archived or _may_be_refused(sent):
-        if await repo.TASK_EXISTS.fetchval(conn, params) is None:
+        if await writes.TASK_EXISTS.fetchval(conn, params) is None:
             raise not_found(PlanTask, task_id)
         if archived:
             raise plan_archived(plan_id)
@@ -159,7 +154,7 @@ async def update_task(
         await check_milestone(conn, ctx, plan_id, sent.get("milestone_id"))
         await check_assignee(conn, ctx, sent.get("assigned_to_id"))
     _set(params, sent)
-    row = await repo.task_update(frozenset(sent)).fetchrow(conn, params)
+    row = await writes.task_update(frozenset(sent)).fetchrow(conn, params)
     if row is None:
         raise not_found(PlanTask, task_id)
     task = task_dict(row)
@@ -184,31 +179,15 @@ async def list_my_tasks(
     completed: bool | None,
     plan_id: uuid.UUID | None,
     due_before: date | None,
-) -> tuple[list[dict], PaginationMeta]:
-    live_plans = scoped(select(P.c.id).where(P.c.archived_at.is_(None)), ctx, Plan)
-    stmt = scoped(
-        select(*repo.TASK_COLUMNS).where(
-            T.c.assigned_to_id == ctx.user_id,
-            T.c.archived_at.is_(None),
-            T.c.plan_id.in_(live_plans),
-        ),
+) -> tuple[list[dict[str, Any]], PaginationMeta]:
+    rows, meta = await repo.my_task_page(
+        session,
         ctx,
-        PlanTask,
-    )
-    if completed is not None:
-        stmt = stmt.where(T.c.completed.is_(completed))
-    if plan_id is not None:
-        stmt = stmt.where(T.c.plan_id == plan_id)
-    if due_before is not None:
-        stmt = stmt.where(T.c.target_date < due_before)
-    if params.search:
-        stmt = stmt.where(contains_ci(T.c.title, params.search))
-    rows, meta = await paginate(
-        await session.connection(),
-        stmt,
+        ctx.user_id,
         params,
-        sort_columns=TASK_SORT,
-        id_column=T.c.id,
-        codec=codec,
+        codec,
+        completed=completed,
+        plan_id=plan_id,
+        due_before=due_before,
     )
     return [task_dict(r) for r in rows], meta

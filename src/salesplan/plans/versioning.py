@@ -1,90 +1,30 @@
 """The plan version: one counter per plan that every write to the plan or to its milestones,
 goals and tasks bumps, in the same transaction (getPlan's ETag, see `etag`).
 
-One mechanism, session events, so that no service function has to remember it:
-- `before_flush`: new, modified or deleted Plan / PlanMilestone / PlanGoal / PlanTask objects
-  bump their plan (a new plan starts at 1);
-- `do_orm_execute`: a bulk UPDATE or DELETE run through the session against a child table bumps
-  every plan owning a row it matches (`UPDATE plans … WHERE id IN (SELECT plan_id FROM <child>
-  WHERE <the statement's own condition>)`, run just before it); one against `plans` sets
-  `version = version + 1` itself.
+Said explicitly by the code that writes: a write through a session announces `PlanChanged`
+(`changes.py`; the repository's bulk writes announce every plan owning a row they match), and
+the unit of work bumps the announced plans in one statement just before COMMIT (a new plan
+starts at 1). The driver's write path (updatePlanTask) bumps inside its own statements.
 
-The bump runs before the write it accounts for: a reader that sees the new version (one
-statement) then reads the children (later statements) sees the write too, so a version never
-labels an older body than its own."""
+Where the bump comes inside the transaction does not matter to anyone else: other readers see
+the transaction's writes and its bump at once, at COMMIT. So a reader that sees the new version
+(one statement) then reads the children (later statements) sees the writes too, and a version
+never labels an older body than its own."""
 
 from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from itertools import chain
 from typing import Any
 
-from sqlalchemy import bindparam, event, select
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.orm import ORMExecuteState, Session
 from starlette.responses import Response
 
 from salesplan.errors import NotFound
-from salesplan.kit.adapters import update_keys
 from salesplan.kit.responses import json_bytes, tag_matches
-from salesplan.kit.scoping import TenantScope, scoped_by_parameter
-from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
+from salesplan.kit.scoping import TenantScope
 from salesplan.plans import repository as repo
 from salesplan.plans.render import plan_base
-
-P: Any = Plan.__table__
-CHILDREN = (PlanMilestone, PlanGoal, PlanTask)
-CHILD_TABLES: dict[str, Any] = {m.__tablename__: m.__table__ for m in CHILDREN}
-# The statements live in the repository; their names here for the hooks below.
-NEXT_VERSION = repo.NEXT_VERSION
-bump = repo.bump
-
-
-def touch_plan(session: Session, plan_id: Any) -> None:
-    """Bump one plan by hand, for a write the events cannot see (SQL on a raw connection)."""
-    session.connection().execute(bump([plan_id]))
-
-
-@event.listens_for(Session, "before_flush")
-def _bump_on_flush(session: Session, _context: Any, _instances: Any) -> None:
-    ids: set[Any] = set()
-    deleted = session.deleted
-    for obj in chain(session.new, session.dirty, deleted):
-        if isinstance(obj, Plan):
-            if obj not in session.new and (obj in deleted or session.is_modified(obj)):
-                ids.add(obj.id)
-        elif isinstance(obj, CHILDREN) and (
-            obj in session.new or obj in deleted or session.is_modified(obj)
-        ):
-            ids.add(obj.plan_id)
-    ids.discard(None)
-    if ids:
-        session.connection().execute(bump(sorted(ids, key=str)))
-
-
-@event.listens_for(Session, "do_orm_execute")
-def _bump_on_bulk(state: ORMExecuteState) -> None:
-    if not (state.is_update or state.is_delete):
-        return
-    statement: Any = state.statement
-    # By name: an ORM statement's table is an annotated copy of the mapped one.
-    name = getattr(getattr(statement, "table", None), "name", None)
-    if name == P.name:
-        if state.is_update and "version" not in _set_keys(statement):
-            state.statement = statement.values(version=NEXT_VERSION)
-        return
-    if name in CHILD_TABLES:
-        table = CHILD_TABLES[name]
-        owners = select(table.c.plan_id).distinct()
-        if statement.whereclause is not None:
-            owners = owners.where(statement.whereclause)
-        state.session.connection().execute(bump(owners))
-
-
-def _set_keys(statement: Any) -> set[str]:
-    return update_keys(statement)
-
 
 # --- the ETag ----------------------------------------------------------------------------------
 
@@ -99,14 +39,8 @@ def etag(version: int) -> str:
     return f'"{version}.{RENDERING}"'
 
 
-_VERSION = scoped_by_parameter(select(P.c.version).where(P.c.id == bindparam("plan_id")), Plan)
-
-
-async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> int | None:
-    """The plan's version in the caller's organization (None: not found there). One statement
-    on the primary key."""
-    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
-    return (await conn.execute(_VERSION, params)).scalar_one_or_none()
+# The plan's version in the caller's organization (None: not found there).
+plan_version = repo.plan_version
 
 
 # --- the rendered bodies -----------------------------------------------------------------------
@@ -117,7 +51,7 @@ class PlanBodies:
     first out past `max_bytes`, and one version a plan (a newer one replaces the older).
 
     Exact because of the version: every write to a plan or its children bumps it in its own
-    transaction, and an entry is stored only when the plan's version was the same before and
+    transaction (visible with the write, at its COMMIT), and an entry is stored only when the plan's version was the same before and
     after its children were read, so the body stored under a version is the body of that
     version. Other processes need no message: they look the version up on every read (the one
     indexed statement getPlan runs anyway) and miss on a newer one. Ids are never reused
@@ -167,11 +101,6 @@ def plan_bodies(app: Any) -> PlanBodies:
     return bodies
 
 
-_PLAN_ROW = scoped_by_parameter(
-    select(*repo.PLAN_COLUMNS, P.c.version).where(P.c.id == bindparam("plan_id")), Plan
-)
-
-
 async def get_plan(
     conn: AsyncConnection,
     ctx: TenantScope,
@@ -185,8 +114,7 @@ async def get_plan(
     body rendered; it is kept only if the version did not move meanwhile (a write committed
     between the statements may show in the children). Either way the tag is the version read
     first, so it never names a body older than the one sent."""
-    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
-    row = (await conn.execute(_PLAN_ROW, params)).first()
+    row = await repo.plan_row_with_version(conn, ctx, plan_id)
     if row is None:
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
     version = row.version
@@ -196,6 +124,6 @@ async def get_plan(
     body = bodies.get(plan_id, version)
     if body is None:
         body = json_bytes((await repo.plan_tree(conn, ctx, plan_id)).plan(plan_base(row)))
-        if await plan_version(conn, ctx, plan_id) == version:
+        if await repo.plan_version(conn, ctx, plan_id) == version:
             bodies.put(plan_id, version, body)
     return Response(body, media_type="application/json", headers={"ETag": tag})

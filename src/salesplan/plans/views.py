@@ -9,14 +9,12 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import scoped
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans.checks import find_plan
@@ -31,14 +29,16 @@ from salesplan.webhooks import events
 
 INCLUDABLE = ("milestones", "goals", "tasks")
 
+Obj = dict[str, Any]
 
-async def plan_view(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> dict:
+
+async def plan_view(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> Obj:
     """getPlan: one plan statement and three child statements, whatever the plan's size."""
     return await plan_view_on(await session.connection(), ctx, plan_id)
 
 
-async def plan_view_on(conn: AsyncConnection, ctx: RequestContext, plan_id: uuid.UUID) -> dict:
-    """`plan_view` on a connection (the Core write path's)."""
+async def plan_view_on(conn: AsyncConnection, ctx: RequestContext, plan_id: uuid.UUID) -> Obj:
+    """`plan_view` on a session's connection."""
     row = await repo.plan_row(conn, ctx, plan_id)
     if row is None:
         raise NotFound("Plan not found.", details={"id": str(plan_id)})
@@ -47,22 +47,24 @@ async def plan_view_on(conn: AsyncConnection, ctx: RequestContext, plan_id: uuid
 
 def plan_updated(
     db: AsyncSession | AsyncConnection, ctx: RequestContext, plan_id: uuid.UUID
-) -> tuple[uuid.UUID, str, Callable[[], Awaitable[dict]]]:
+) -> tuple[uuid.UUID, str, Callable[[], Awaitable[Obj]]]:
     """The `plan.updated` event (contract §13) of a write to the plan's milestones, goals or
     tasks, for `events.record_many`: the plan as getPlan answers it, rendered only when an
-    endpoint receives it (after the writes are flushed)."""
+    endpoint receives it (after the writes are flushed).
 
-    async def data() -> dict:
+    On a connection (the Core write path, inside `kit.driver.transaction`), the plan is read
+    with the driver's statements only: a SQLAlchemy statement there would begin SQLAlchemy's
+    own transaction (a savepoint inside the driver's on PostgreSQL) that someone would have to
+    end; the driver's transaction stays the one owner, committed or rolled back as a whole."""
+
+    async def data() -> Obj:
         if isinstance(db, AsyncSession):
             return await plan_view_on(await db.connection(), ctx, plan_id)
-        began = db.in_transaction()
-        found = await plan_view_on(db, ctx, plan_id)
-        if not began and db.dialect.name == "postgresql":
-            # The Core write path (`kit.driver.transaction`, asyncpg's own transaction): these
-            # reads began SQLAlchemy's transaction, a savepoint inside the driver's. Release it
-            # now, so that the driver's COMMIT (or ROLLBACK) ends everything.
-            await db.commit()
-        return found
+        found = await repo.plan_on_driver(db, ctx, plan_id)
+        if found is None:
+            raise NotFound("Plan not found.", details={"id": str(plan_id)})
+        row, tree = found
+        return tree.plan(plan_base(row))
 
     return (ctx.organization_id, "plan.updated", data)
 
@@ -81,7 +83,7 @@ async def fresh_tree(session: AsyncSession, ctx: RequestContext, plan_id: uuid.U
 
 async def milestone_view(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, milestone_id: uuid.UUID
-) -> dict:
+) -> Obj:
     tree = await fresh_tree(session, ctx, plan_id)
     found = tree.milestone_by_id.get(milestone_id)
     if found is None:
@@ -96,7 +98,7 @@ async def milestone_view(
 
 async def goal_view(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
-) -> dict:
+) -> Obj:
     tree = await fresh_tree(session, ctx, plan_id)
     found = tree.goal_by_id.get(goal_id)
     if found is None:
@@ -109,7 +111,7 @@ async def goal_view(
 
 async def task_view(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID
-) -> dict:
+) -> Obj:
     await session.flush()
     row = await repo.one_row(await session.connection(), ctx, PlanTask, plan_id, task_id)
     if row is None:
@@ -128,21 +130,19 @@ async def list_children(
     include_archived: bool,
     where: Sequence[Any] = (),
     sort_columns: dict[str, Any],
-) -> tuple[list[dict], PaginationMeta]:
+) -> tuple[list[Obj], PaginationMeta]:
     await find_plan(session, ctx, plan_id)
     conn = await session.connection()
-    table = model.__table__
-    stmt = scoped(
-        select(*repo.COLUMNS[model]).where(table.c.plan_id == plan_id, *where), ctx, model
-    )
-    if not include_archived:
-        stmt = stmt.where(table.c.archived_at.is_(None))
-    if params.search:
-        column = table.c.title if "title" in table.c else None
-        if column is not None:
-            stmt = stmt.where(contains_ci(column, params.search))
-    rows, meta = await paginate(
-        conn, stmt, params, sort_columns=sort_columns, id_column=table.c.id, codec=codec
+    rows, meta = await repo.child_page(
+        conn,
+        ctx,
+        plan_id,
+        model,
+        params,
+        codec,
+        include_archived=include_archived,
+        where=where,
+        sort_columns=sort_columns,
     )
     if model is PlanTask:
         return [task_dict(r) for r in rows], meta
