@@ -15,7 +15,6 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Depends, Request
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import (
-    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -385,22 +384,3 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
-
-
-def read_connection(request: Request) -> AsyncConnection:
-    """`get_connection` without the dependency machinery, for the hottest reads:
-    `async with read_connection(request) as conn:` in the route (a generator dependency costs
-    an exit stack and a context manager per request)."""
-    check_available(request)
-    engine: AsyncEngine = request.app.state.read_engine
-    return engine.connect()
-
-
-def write_connection(request: Request) -> AsyncConnection:
-    """A pooled connection for the hottest writes in Core on the driver, outside any
-    transaction: a statement sent alone commits on its own, and `kit.driver.transaction(conn)`
-    makes one of several. `async with write_connection(request) as conn:` in the route, so
-    that the connection is back in the pool (and the write committed) before the response."""
-    check_available(request)
-    engine: AsyncEngine = request.app.state.engine
-    return engine.connect()

@@ -37,7 +37,6 @@ LOWLEVEL_SERVER = "_lowlevel_server"  # mcp.server.mcpserver.MCPServer
 REQUEST_HANDLERS = "_request_handlers"  # mcp.server.lowlevel.Server
 BIND_PROCESSORS = "_bind_processors"  # sqlalchemy.sql.compiler.SQLCompiler
 RESULT_PROCESSOR = "_cached_result_processor"  # sqlalchemy.types.TypeEngine
-UPDATE_VALUES = "_values"  # sqlalchemy.sql.dml.ValuesBase
 
 
 def unpatched(internal: str, why: str) -> None:
@@ -266,12 +265,3 @@ def result_processor(type_: Any, dialect: Any) -> Callable[[Any], Any] | None:
         dialect, None
     )
     return public
-
-
-def update_keys(statement: Any) -> set[str]:
-    """The column names an UPDATE / INSERT statement sets (`ValuesBase._values`). Else (logged)
-    an empty set: plans' versioning then sets `version = version + 1` again, the same value."""
-    if not hasattr(statement, UPDATE_VALUES):
-        unpatched(f"sqlalchemy ValuesBase.{UPDATE_VALUES}", "no such attribute")
-        return set()
-    return {getattr(key, "key", key) for key in getattr(statement, UPDATE_VALUES) or {}}

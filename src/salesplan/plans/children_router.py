@@ -10,10 +10,10 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from salesplan.db import UoW
+from salesplan.db import UoW, unit_of_work
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
@@ -353,15 +353,17 @@ async def get_task(planId: uuid.UUID, taskId: uuid.UUID, ctx: Read, uow: UoW) ->
 )
 @as_tool(docs=text.UPDATE_PLAN_TASK_ARGS)
 async def update_task(
-    planId: uuid.UUID, taskId: uuid.UUID, body: TaskUpdate, ctx: Write, uow: UoW
+    planId: uuid.UUID, taskId: uuid.UUID, body: TaskUpdate, ctx: Write, request: Request
 ) -> Response:
     """Update a task; completing it sets completedAt, reopening it clears it."""
     # A hot write, in Core on the driver and committed before the response: one statement
-    # when it applies, else the checks and the write in one transaction.
-    task = await service.update_task_at_once(await uow.writer(), ctx, planId, taskId, body)
-    if task is None:
-        async with uow.atomic() as conn:
-            task = await service.update_task(conn, ctx, planId, taskId, body)
+    # when it applies, else the checks and the write in one transaction. The unit of work
+    # as a block, not the dependency (db.unit_of_work: an exit stack less per request).
+    async with unit_of_work(request) as uow:
+        task = await service.update_task_at_once(await uow.writer(), ctx, planId, taskId, body)
+        if task is None:
+            async with uow.atomic() as conn:
+                task = await service.update_task(conn, ctx, planId, taskId, body)
     return json_response(task)
 
 

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import Response
 
-from salesplan.db import UoW
+from salesplan.db import UoW, unit_of_work
 from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
 from salesplan.kit.responses import json_response
@@ -60,7 +60,7 @@ my_tasks_router = APIRouter(tags=["plan-tasks"])
 async def list_plans(
     ctx: Read,
     codec: CursorCodecDep,
-    uow: UoW,
+    request: Request,
     params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "name"))],
     entity_type: Annotated[EntityType | None, Query(alias="entityType")] = None,
     entity_id: Annotated[uuid.UUID | None, Query(alias="entityId")] = None,
@@ -86,8 +86,12 @@ async def list_plans(
         archived_only=archived_only,
         updated_since=updated_since,
     )
-    # The unit of work's read connection, no ORM session (autocommit on PostgreSQL).
-    items, meta = await service.list_plans(await uow.reader(), ctx, params, filters, parts, codec)
+    # The unit of work's read connection, no ORM session (autocommit on PostgreSQL); as a
+    # block, not the dependency (db.unit_of_work: an exit stack less per request).
+    async with unit_of_work(request) as uow:
+        items, meta = await service.list_plans(
+            await uow.reader(), ctx, params, filters, parts, codec
+        )
     return listed(items, meta)
 
 
@@ -117,17 +121,19 @@ async def create_plan(body: PlanCreate, ctx: Write, uow: UoW) -> Response:
     description=text.GET_PLAN,
 )
 @as_tool(docs=text.GET_PLAN_ARGS)
-async def get_plan(planId: uuid.UUID, ctx: Read, uow: UoW, request: Request) -> Response:
+async def get_plan(planId: uuid.UUID, ctx: Read, request: Request) -> Response:
     """Read a plan with its milestones, goals and tasks."""
     # ETag / If-None-Match (304) and the cached body: plans/versioning.py. The unit of work's
-    # read connection, no ORM session (autocommit on PostgreSQL).
-    return await versioning.get_plan(
-        await uow.reader(),
-        ctx,
-        planId,
-        request.headers.get("if-none-match"),
-        versioning.plan_bodies(request.app),
-    )
+    # read connection, no ORM session (autocommit on PostgreSQL); as a block, not the
+    # dependency (db.unit_of_work: an exit stack less per request).
+    async with unit_of_work(request) as uow:
+        return await versioning.get_plan(
+            await uow.reader(),
+            ctx,
+            planId,
+            request.headers.get("if-none-match"),
+            versioning.plan_bodies(request.app),
+        )
 
 
 @router.patch(
