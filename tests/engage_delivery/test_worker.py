@@ -195,7 +195,7 @@ async def test_delivery_is_registered_as_a_job_kind() -> None:
 async def test_worker_prunes_expired_idempotency_keys(app, client, actor, db) -> None:
     from salesplan.models.engage_delivery import IdempotencyRecord
     from salesplan.worker.kinds import job_kinds
-    from salesplan.worker.pruning import IdempotencyPruning
+    from salesplan.worker.pruning import Periodic
 
     await send(client, actor, email())
     await db.execute(  # type: ignore[attr-defined]
@@ -203,7 +203,11 @@ async def test_worker_prunes_expired_idempotency_keys(app, client, actor, db) ->
     )
     await db.commit()  # type: ignore[attr-defined]
     # Its own job kind, which prunes on its first call in a loop.
-    pruning = next(k for k in job_kinds() if isinstance(k, IdempotencyPruning))
+    pruning = next(
+        k
+        for k in job_kinds()
+        if isinstance(k, Periodic) and k.__name__ == "run_idempotency_pruning"
+    )
     await pruning(worker_context(app))
     remaining = (await db.execute(select(IdempotencyRecord))).scalars().all()  # type: ignore[attr-defined]
     assert remaining == []

@@ -272,19 +272,8 @@ async def _record(
         return await repository.claim_next(conn, row.endpoint_id, ctx.worker_id, now, lease_until)
 
 
-_last_prune: float | None = None
-
-
-async def run_webhook_prune(ctx: WorkerContext) -> int:
-    """Forget events older than 30 days (at most once an hour per process); 0 units: pruning
-    never keeps the loop awake."""
-    global _last_prune
-    if _last_prune is not None and time.monotonic() - _last_prune < PRUNE_EVERY_SECONDS:
-        return 0
-    _last_prune = time.monotonic()
-    try:
-        async with ctx.engine.begin() as conn:
-            await repository.prune(conn, utcnow() - KEEP_EVENTS)
-    except Exception:  # tried again in an hour
-        log.exception("webhooks: pruning old events failed")
-    return 0
+async def prune_webhook_events(ctx: WorkerContext) -> None:
+    """Forget events older than 30 days (and their deliveries); run by the pruning job kind
+    (`worker.pruning.Periodic`) at most once an hour."""
+    async with ctx.engine.begin() as conn:
+        await repository.prune(conn, utcnow() - KEEP_EVENTS)

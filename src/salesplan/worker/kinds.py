@@ -11,8 +11,12 @@ def job_kinds() -> list[JobKind]:
     from salesplan.engage.delivery.campaign_runs import run_campaign_steps
     from salesplan.engage.delivery.worker import run_delivery
     from salesplan.engage.enrollment import run_enrollment_jobs
-    from salesplan.webhooks.delivery import run_webhook_delivery, run_webhook_prune
-    from salesplan.worker.pruning import IdempotencyPruning
+    from salesplan.webhooks.delivery import (
+        PRUNE_EVERY_SECONDS,
+        prune_webhook_events,
+        run_webhook_delivery,
+    )
+    from salesplan.worker.pruning import Periodic, idempotency_pruning
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
@@ -20,7 +24,7 @@ def job_kinds() -> list[JobKind]:
         run_campaign_steps,
         run_calendar_sync,
         run_webhook_delivery,
-        run_webhook_prune,
-        IdempotencyPruning(),
+        Periodic("run_webhook_prune", PRUNE_EVERY_SECONDS, prune_webhook_events),
+        idempotency_pruning(),
     ]
     return kinds
