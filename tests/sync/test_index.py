@@ -14,7 +14,7 @@ from sqlalchemy import select
 from salesplan.accounts import repository as accounts
 from salesplan.kit.pagination import _page_statements
 from salesplan.models.crm import Contact, Lead, Opportunity
-from salesplan.plans.plans import _list_query
+from salesplan.plans.repository import _list_query
 from tests.conftest import need_service
 
 SINCE = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
