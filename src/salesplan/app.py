@@ -19,15 +19,12 @@ from salesplan.config import Settings
 from salesplan.db import (
     DatabaseHealth,
     create_admission_gate,
+    create_database,
     create_engine,
-    create_read_engine,
-    create_read_sessionmaker,
-    create_sessionmaker,
 )
 from salesplan.errors import install_error_handlers
 from salesplan.kit.adapters import install_parameter_caches
 from salesplan.kit.pagination import CursorCodec
-from salesplan.kit.uow import Database
 from salesplan.middleware import RequestMiddleware, install_route_index
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
 from salesplan.openapi import build_openapi, collect_requirements, requirement_of
@@ -97,15 +94,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = create_engine(settings)
     app.state.db_health = DatabaseHealth()
-    app.state.sessionmaker = create_sessionmaker(app.state.engine)
-    app.state.read_sessionmaker = create_read_sessionmaker(app.state.engine)
-    app.state.read_engine = create_read_engine(app.state.engine)
-    app.state.database = Database(
-        sessionmaker=app.state.sessionmaker,
-        read_sessionmaker=app.state.read_sessionmaker,
-        engine=app.state.engine,
-        read_engine=app.state.read_engine,
-    )
+    app.state.database = database = create_database(app.state.engine)
+    app.state.sessionmaker = database.sessionmaker
+    app.state.read_sessionmaker = database.read_sessionmaker
+    app.state.read_engine = database.read_engine
     app.state.admission = create_admission_gate(settings)
     app.state.cursor_codec = CursorCodec(settings.signing_key)
     app.state.rate_limiter = RateLimiter(

@@ -61,11 +61,6 @@ def emit(db: Db, event: DomainEvent) -> None:
     _info(db).setdefault(_QUEUE, []).append(event)
 
 
-def emit_many(db: Db, events: Sequence[DomainEvent]) -> None:
-    if events:
-        _info(db).setdefault(_QUEUE, []).extend(events)
-
-
 def take(db: Db) -> list[DomainEvent]:
     """The queued events, removed from the queue."""
     return _info(db).pop(_QUEUE, None) or []

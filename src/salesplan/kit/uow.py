@@ -18,7 +18,6 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
@@ -144,12 +143,6 @@ class UnitOfWork:
             events.drop(conn)
             raise RuntimeError("domain events emitted on a driver transaction")
 
-    def emit(self, event: DomainEvent) -> None:
-        """Queue an event on the session (opened already: events follow writes)."""
-        if self._session is None:
-            raise RuntimeError("an event without a write: no session is open")
-        events.emit(self._session, event)
-
     async def commit(self) -> None:
         if self._session is not None:
             await commit(self._session)
@@ -193,9 +186,3 @@ class UnitOfWork:
                 await self.rollback()
         finally:
             await self.close()
-
-
-def database_of(state: Any) -> Database:
-    """The `Database` kept on an app's state (or a worker's context)."""
-    found: Database = state.database
-    return found

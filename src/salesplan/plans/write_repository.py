@@ -175,8 +175,7 @@ async def update_children(
 async def update_plans(
     session: AsyncSession, where: Sequence[Any], values: Mapping[str, Any]
 ) -> None:
-    """UPDATE plans SET `values` WHERE `where` (and `updated_at`, unless set), announcing
-    every plan it matches."""
+    """UPDATE plans SET `values` WHERE `where`, announcing every plan it matches."""
     statement = update(P).where(*where).values(dict(values)).returning(P.c.id)
     for plan_id in (await session.execute(statement)).scalars():
         changed(session, plan_id)

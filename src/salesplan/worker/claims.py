@@ -12,8 +12,9 @@ same one and a killed worker's rows come back.
 
 The lease values are the job kind's own (a lease column moved forward, an owner, an attempt
 counted or not); what is claimed is due again when its lease ends, so a worker killed
-mid-batch loses nothing (at-least-once). Writing an outcome only `WHERE lease_owner = me`
-(`still_ours`) keeps a worker whose lease was taken over from writing over the new owner.
+mid-batch loses nothing (at-least-once). Each kind writes an outcome only where the lease is
+still its own (`WHERE lease_owner = me`), so a worker whose lease was taken over never writes
+over the new owner.
 """
 
 from __future__ import annotations
@@ -110,8 +111,3 @@ async def claim(
         recheck=recheck,
     )
     return await session.execute(statement)
-
-
-def still_ours(lease_owner: ColumnElement[Any], worker_id: str) -> ColumnElement[bool]:
-    """The condition of an outcome's write: the lease is still this worker's."""
-    return lease_owner == worker_id
