@@ -58,6 +58,11 @@ async def test_updated_since_pages_are_index_range_scans(db, is_postgres, includ
         need_service("PostgreSQL", "the plan checked is PostgreSQL's")
     conn = await db.connection()
     await conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+    # The planner's choice on a test table of a few rows follows its statistics of the moment
+    # (an autovacuum ANALYZE mid-suite made it sort the plans of another index): with sorts
+    # priced out too, the plan below is the index's if the index can serve the filter, the
+    # order and the keyset, and still shows a Sort if it cannot.
+    await conn.exec_driver_sql("SET LOCAL enable_sort = off")
     raw = (await conn.get_raw_connection()).driver_connection
     for table, (stmt, sort_col, id_col) in _statements(include_archived).items():
         for desc in (False, True):
