@@ -362,3 +362,16 @@ async def test_money_is_documented_as_a_decimal(document) -> None:
     for name, prop in (("AccountIn", "annualRevenue"), ("OpportunityIn", "amount")):
         text = repr(schemas[name]["properties"][prop])
         assert "'format': 'decimal'" in text and "'type': 'string'" in text, (name, text)
+
+
+async def test_conditional_reads_document_if_none_match_and_304(document) -> None:
+    """The reads that answer an ETag (getPlan, getAccount, listAccounts) say so: an
+    If-None-Match header, the ETag header on the 200 and a 304, so that a client knows which
+    reads can answer "not modified"."""
+    conditional = set()
+    for _method, _path, op in _operations(document):
+        headers = {p["name"] for p in op.get("parameters", []) if p["in"] == "header"}
+        if "If-None-Match" in headers:
+            assert "304" in op["responses"] and "ETag" in op["responses"]["200"]["headers"]
+            conditional.add(op["operationId"])
+    assert conditional == {"getPlan", "getAccount", "listAccounts"}

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from salesplan.db import UoW, unit_of_work
 from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
-from salesplan.kit.responses import json_response
+from salesplan.kit.responses import CONDITIONAL_READ, json_response
 from salesplan.kit.tools import as_tool
 from salesplan.plans import descriptions as text
 from salesplan.plans import service, versioning
@@ -115,6 +115,7 @@ async def create_plan(body: PlanCreate, ctx: Write, uow: UoW) -> Response:
 @router.get(
     "/{planId}",
     operation_id="getPlan",
+    openapi_extra=CONDITIONAL_READ,
     tags=PLANS,
     response_model=PlanOut,
     summary="Read a plan in full",
