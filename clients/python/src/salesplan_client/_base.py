@@ -75,7 +75,9 @@ class BaseClient:
             headers["Authorization"] = f"Bearer {api_key}"
         if organization_id:
             headers["X-Organization-Id"] = str(organization_id)
-        self._headers = httpx.Headers({**headers, **(default_headers or {})})
+        # A plain dict (an httpx.Headers per call costs more than the rest of the call's own
+        # work); names as the generated methods spell them, others merged case-insensitively.
+        self._headers = _merged(headers, default_headers)
 
     def _build(
         self,
@@ -87,16 +89,26 @@ class BaseClient:
         body: Mapping[str, Any] | None,
         extra_headers: Mapping[str, str] | None,
         timeout: float | httpx.Timeout | None,
-    ) -> httpx.Request:
-        url = self.base_url + op.path.format_map(
-            {name: quote(str(value), safe="") for name, value in path.items()}
+    ) -> tuple[httpx.Request, bool]:
+        """The request, and whether it may be sent again (contract §17: GET, HEAD, PUT and
+        DELETE always; POST and PATCH only with an Idempotency-Key)."""
+        url = self.base_url + (
+            op.path.format_map({name: quote(str(value), safe="") for name, value in path.items()})
+            if path
+            else op.path
         )
         sent = self._headers.copy()
-        sent.update({name: str(value) for name, value in headers.items() if value is not None})
+        for name, value in headers.items():
+            if value is not None:
+                sent[name] = str(value)
         if extra_headers:
-            sent.update(extra_headers)
-        if op.idempotency_key and "idempotency-key" not in sent:
+            sent = _merged(sent, extra_headers)
+        keyed = "Idempotency-Key" in sent or (
+            extra_headers is not None and any(k.lower() == "idempotency-key" for k in sent)
+        )
+        if op.idempotency_key and not keyed:
             sent["Idempotency-Key"] = str(uuid.uuid4())
+            keyed = True
         content: bytes | None = None
         data: dict[str, str] | None = None
         if op.body == "json" and body is not None:
@@ -104,15 +116,17 @@ class BaseClient:
             sent["Content-Type"] = "application/json"
         elif op.body == "form" and body is not None:
             data = form_body(body)
-        return client.build_request(
+        params = query_params(query) if query else None
+        request = client.build_request(
             op.method,
             url,
-            params=query_params(query),
+            params=params or None,
             headers=sent,
             content=content,
             data=data,
             timeout=self.timeout if timeout is None else timeout,
         )
+        return request, keyed or op.method in _retry.IDEMPOTENT_METHODS
 
     def _answer(self, response: httpx.Response, cast_to: Cast) -> Any:
         """The call's result (or its RawResponse), or the typed error."""
@@ -128,6 +142,16 @@ class BaseClient:
         else:
             result = _parse(cast_to, response)
         return RawResponse(response, result) if RAW_RESPONSE.get() else result
+
+
+def _merged(headers: Mapping[str, str], more: Mapping[str, str] | None) -> dict[str, str]:
+    """`headers` with `more` over them, names compared without case."""
+    out = dict(headers)
+    for name, value in (more or {}).items():
+        for existing in [k for k in out if k.lower() == name.lower()]:
+            del out[existing]
+        out[name] = value
+    return out
 
 
 def _request_id(response: httpx.Response) -> str | None:
@@ -167,10 +191,9 @@ class SyncAPIClient(BaseClient):
         extra_headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | None = None,
     ) -> Any:
-        request = self._build(
+        request, retry = self._build(
             self._http, op, path or {}, query or {}, headers or {}, body, extra_headers, timeout
         )
-        retry = _retry.may_retry(request)
         attempt = 0
         while True:
             try:
@@ -235,10 +258,9 @@ class AsyncAPIClient(BaseClient):
         extra_headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | None = None,
     ) -> Any:
-        request = self._build(
+        request, retry = self._build(
             self._http, op, path or {}, query or {}, headers or {}, body, extra_headers, timeout
         )
-        retry = _retry.may_retry(request)
         attempt = 0
         while True:
             try:

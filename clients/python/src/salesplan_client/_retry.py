@@ -21,10 +21,6 @@ MAX_DELAY = 8.0
 MAX_SERVER_WAIT = 60.0
 
 
-def may_retry(request: httpx.Request) -> bool:
-    return request.method in IDEMPOTENT_METHODS or "idempotency-key" in request.headers
-
-
 def backoff(attempt: int) -> float:
     """0.5 s, 1 s, 2 s, … up to 8 s, each shortened by up to a quarter at random."""
     delay: float = min(INITIAL_DELAY * 2.0**attempt, MAX_DELAY)
