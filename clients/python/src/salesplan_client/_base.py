@@ -128,6 +128,12 @@ class BaseClient:
         )
         return request, keyed or op.method in _retry.IDEMPOTENT_METHODS
 
+    def _delay(self, retry: bool, attempt: int, response: httpx.Response | None) -> float | None:
+        """Seconds before trying again after this answer (None: no answer), or None to stop."""
+        if not retry or attempt >= self.max_retries:
+            return None
+        return _retry.delay_after(attempt, response)
+
     def _answer(self, response: httpx.Response, cast_to: Cast) -> Any:
         """The call's result (or its RawResponse), or the typed error."""
         status = response.status_code
@@ -199,20 +205,16 @@ class SyncAPIClient(BaseClient):
             try:
                 response = self._http.send(request)
             except httpx.TransportError as exc:
-                delay = _retry.delay_after(attempt, None)
-                if retry and attempt < self.max_retries and delay is not None:
-                    time.sleep(delay)
-                    attempt += 1
-                    continue
-                raise _connection_error(exc, request) from exc
-            if retry and attempt < self.max_retries:
-                delay = _retry.delay_after(attempt, response)
-                if delay is not None:
-                    response.close()
-                    time.sleep(delay)
-                    attempt += 1
-                    continue
-            return self._answer(response, cast_to)
+                delay = self._delay(retry, attempt, None)
+                if delay is None:
+                    raise _connection_error(exc, request) from exc
+            else:
+                delay = self._delay(retry, attempt, response)
+                if delay is None:
+                    return self._answer(response, cast_to)
+                response.close()
+            time.sleep(delay)
+            attempt += 1
 
     def iterate(
         self,
@@ -266,20 +268,16 @@ class AsyncAPIClient(BaseClient):
             try:
                 response = await self._http.send(request)
             except httpx.TransportError as exc:
-                delay = _retry.delay_after(attempt, None)
-                if retry and attempt < self.max_retries and delay is not None:
-                    await asyncio.sleep(delay)
-                    attempt += 1
-                    continue
-                raise _connection_error(exc, request) from exc
-            if retry and attempt < self.max_retries:
-                delay = _retry.delay_after(attempt, response)
-                if delay is not None:
-                    await response.aclose()
-                    await asyncio.sleep(delay)
-                    attempt += 1
-                    continue
-            return self._answer(response, cast_to)
+                delay = self._delay(retry, attempt, None)
+                if delay is None:
+                    raise _connection_error(exc, request) from exc
+            else:
+                delay = self._delay(retry, attempt, response)
+                if delay is None:
+                    return self._answer(response, cast_to)
+                await response.aclose()
+            await asyncio.sleep(delay)
+            attempt += 1
 
     async def iterate(
         self,
