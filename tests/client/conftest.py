@@ -25,9 +25,9 @@ class Live:
     app: Any
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def live_server(settings: Settings, schema: None) -> Iterator[Live]:
-    """One live server per test module (an app of its own on the test database)."""
+    """One live server for the run (an app of its own on the test database)."""
     app = create_app(settings)
     with serve_in_thread(app) as origin:
         yield Live(origin, app)
