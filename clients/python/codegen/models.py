@@ -18,16 +18,16 @@ def _named(annotation: str, schemas: Schemas) -> set[str]:
 
 def model_modules(schemas: Schemas, ops: list[Op]) -> dict[str, str]:
     deps: dict[str, set[str]] = {}
-    for name, model in list(schemas.models.items()):
-        found = set()
-        for _, annotation, _, _ in schemas.fields(model):
-            found |= _named(annotation, schemas)
-        if model.page_of is not None:
-            found |= _named(schemas.ref_type(model.page_of), schemas)
-        deps[name] = found - {name}
-        model.deps = found
-    for model in list(schemas.models.values()):  # inline classes found by `fields`
-        deps.setdefault(model.name, set())
+    while len(deps) < len(schemas.models):  # `fields` may name new inline classes
+        for name, model in list(schemas.models.items()):
+            if name in deps:
+                continue
+            found = set()
+            for _, annotation, _, _ in schemas.fields(model):
+                found |= _named(annotation, schemas)
+            if model.page_of is not None:
+                found |= _named(schemas.ref_type(model.page_of), schemas)
+            deps[name] = found - {name}
     reached: dict[str, set[str]] = defaultdict(set)
     for op in ops:
         module = module_of(op)

@@ -4,7 +4,7 @@ the pydantic class of an object."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,7 +24,6 @@ class Model:
     name: str
     schema: dict[str, Any]
     page_of: str | None = None  # a list page: `Page[item]`
-    deps: set[str] = field(default_factory=set)  # classes it names
 
 
 class Schemas:
