@@ -3,9 +3,11 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SUM := $(shell cksum pyproject.toml | cut -d' ' -f1)
+# The server's and the Python client's (clients/python) project files: a change reinstalls.
+SUM := $(shell cat pyproject.toml clients/python/pyproject.toml 2>/dev/null | cksum | cut -d' ' -f1)
 # `make run` installs the runtime only; `make test`, `lint` and `format` add the dev extras
-# (pytest, ruff, mypy, Playwright) to the same .venv.
+# (pytest, ruff, mypy, Playwright) and the Python client (clients/python, editable: its tests
+# are in tests/client) to the same .venv.
 RUNTIME := $(VENV)/.installed-runtime-$(SUM)
 STAMP := $(VENV)/.installed-dev-$(SUM)
 PYTEST_ARGS ?=
@@ -19,7 +21,7 @@ CODEGEN_STAMP := $(CODEGEN)/.installed-$(shell echo '$(CODEGEN_SPEC)' | cksum | 
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint format venv clean
+.PHONY: run test lint format venv clean client
 
 $(RUNTIME): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +34,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --upgrade pip
 	@$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@$(BIN)/python -m pip install --quiet -e ./clients/python
 	@rm -f $(VENV)/.installed-*
 	@touch $(STAMP) $(RUNTIME)
 
@@ -50,13 +53,19 @@ test: $(STAMP) $(CODEGEN_STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check src tests
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests clients/python
+	$(BIN)/ruff check src tests clients/python
 	$(BIN)/mypy
+	cd clients/python && ../../$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff format src tests
-	$(BIN)/ruff check --fix src tests
+	$(BIN)/ruff format src tests clients/python
+	$(BIN)/ruff check --fix src tests clients/python
+
+# The Python client's models and method table, from this server's OpenAPI document (a test in
+# tests/client fails until they are regenerated after a change of the API).
+client: $(STAMP)
+	$(BIN)/python clients/python/generate.py
 
 clean:
 	rm -rf $(VENV) $(CODEGEN) .pytest_cache .mypy_cache .ruff_cache

@@ -14,6 +14,7 @@ from pydantic import BaseModel, TypeAdapter
 from salesplan import __version__
 from salesplan.auth.dependencies import Requirement
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE
+from salesplan.kit.schemas import NO_NUL_PATTERN
 from salesplan.meta.schemas import MetaOut
 from salesplan.oauth import schemas as oauth_schemas
 
@@ -272,6 +273,54 @@ def _rename_components(schema: dict[str, Any], names: dict[str, str]) -> None:
     walk(schema)
 
 
+JSON_VALUE_REF = "#/components/schemas/JsonValue"
+JSON_OBJECT = "JsonObject"
+_JSON_VALUE_DEF = f"#/components/schemas/{JSON_OBJECT}/$defs/JsonValue"
+
+
+def _free_form_objects(schema: dict[str, Any]) -> None:
+    """Every free-form object (milestone `milestone`/`objective`, goal `allocations`, map
+    graphs, bulk rows) becomes a `$ref` to one `JsonObject`: `type: object`,
+    `additionalProperties: true`, which every client generator reads as a map of anything.
+    The exact rule (what `kit.schemas.check_json_value` enforces: no NUL, numbers within
+    64 bits) stays in the document for validators, in `patternProperties` over the recursive
+    `JsonValue`, moved into `JsonObject`'s own `$defs`: generators skip both keywords, and a
+    recursive union in `components/schemas` made openapi-python-client drop every operation
+    whose body held one. Validators (schemathesis, jsonschema) still refuse a NUL nested in
+    one, so a schema-valid value is still never refused."""
+    components = schema.get("components", {}).get("schemas", {})
+    value = components.pop("JsonValue", None)
+    if value is None:
+        return
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if node.get("$ref") == JSON_VALUE_REF:
+            return {**node, "$ref": _JSON_VALUE_DEF}
+        if node.get("type") == "object" and node.get("additionalProperties") == {
+            "$ref": JSON_VALUE_REF
+        }:
+            kept = {k: node[k] for k in ("description", "title") if k in node}
+            return {"$ref": f"#/components/schemas/{JSON_OBJECT}", **kept}
+        return {key: walk(item) for key, item in node.items()}
+
+    definition = walk(value)
+    schema.update(walk(schema))
+    schema["components"]["schemas"][JSON_OBJECT] = {
+        "type": "object",
+        "title": JSON_OBJECT,
+        "description": "A free-form JSON object: any properties, keys without NUL; values "
+        "hold no NUL character and numbers within 64 bits.",
+        "additionalProperties": True,
+        "propertyNames": {"pattern": NO_NUL_PATTERN},
+        "patternProperties": {"": {"$ref": _JSON_VALUE_DEF}},
+        "$defs": {"JsonValue": definition},
+    }
+
+
 def requirement_of(route: APIRoute) -> Requirement | None:
     stack = list(route.dependant.dependencies)
     while stack:
@@ -371,5 +420,6 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                     response.update(ref)
             _response_headers(operation, requirement)
     _rename_components(schema, SEED_COMPONENTS | _qualified_names(schemas))
+    _free_form_objects(schema)
     app.openapi_schema = schema
     return schema

@@ -253,9 +253,22 @@ async def test_inbox_page_mode_and_cursor_with_page_refused(client, db, actor) -
     r = await client.get(
         f"{API}/{account.id}/inbox",
         headers=actor.in_org(),
-        params={"cursor": first["pagination"]["nextCursor"], "page": "1"},
+        params={"cursor": first["pagination"]["nextCursor"], "page": "2"},
     )
     assert r.status_code == 400 and r.json()["error"]["code"] == "validation_error"
+    # Contract §4 (2026-11-27): the declared defaults beside `limit` or a cursor are as if
+    # absent (what a generated client sends with every call).
+    declared = {"page": "1", "pageSize": "50"}
+    first = await inbox(client, actor, account.id, limit="2", **declared)
+    assert first["pagination"] == {
+        "hasNextPage": True,
+        "nextCursor": first["pagination"]["nextCursor"],
+        "pageSize": 2,
+    }
+    rest = await inbox(
+        client, actor, account.id, cursor=first["pagination"]["nextCursor"], **declared
+    )
+    assert len(rest["data"]) == 1 and rest["pagination"] == {"hasNextPage": False, "pageSize": 50}
     for bad in ({"limit": "0"}, {"limit": "201"}):
         r = await client.get(f"{API}/{account.id}/inbox", headers=actor.in_org(), params=bad)
         assert r.status_code == 400

@@ -171,3 +171,70 @@ def test_a_cursor_binds_the_path_as_starlette_spells_it(path) -> None:
 
     scope = {"type": "http", "path": path, "headers": [], "server": ("h", 80), "scheme": "http"}
     assert _url_path(scope) == URL(scope=scope).path
+
+
+# Contract §4 (2026-11-27): a generated client sends the declared defaults `page=1` and
+# `pageSize=50` with every call; beside `limit` or `cursor` they are as if absent.
+DECLARED = {"page": 1, "pageSize": 50}
+
+
+async def test_declared_defaults_beside_limit_and_cursor_walk_in_cursor_mode(client, seven) -> None:
+    seen, cursor, pages = [], None, 0
+    while True:
+        params = {"limit": 3, "sortBy": "name", **DECLARED} | ({"cursor": cursor} if cursor else {})
+        response = await client.get(ORGS, headers=seven.headers, params=params)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        pages += 1
+        seen += [o["name"] for o in body["data"]]
+        assert body["pagination"]["pageSize"] == 3
+        assert "totalCount" not in body["pagination"] and "page" not in body["pagination"]
+        if not body["pagination"]["hasNextPage"]:
+            break
+        cursor = body["pagination"]["nextCursor"]
+    assert pages == 3 and seen == sorted(seen) and len(seen) == 7
+
+
+async def test_a_cursor_with_the_declared_defaults_alone_is_cursor_mode(client, seven) -> None:
+    first = (await client.get(ORGS, headers=seven.headers, params={"limit": 5})).json()
+    rest = await client.get(
+        ORGS,
+        headers=seven.headers,
+        params={"cursor": first["pagination"]["nextCursor"], **DECLARED},
+    )
+    assert rest.status_code == 200, rest.text
+    # Without `limit`, the cursor's page holds the default 50: the two rows left.
+    assert rest.json()["pagination"] == {"hasNextPage": False, "pageSize": 50}
+    assert len(rest.json()["data"]) == 2
+
+
+@pytest.mark.parametrize("other", [{"page": 2}, {"pageSize": 10}, {"page": 2, "pageSize": 50}])
+async def test_another_page_or_size_beside_a_cursor_is_400(client, seven, other) -> None:
+    first = (await client.get(ORGS, headers=seven.headers, params={"limit": 2})).json()
+    params = {"cursor": first["pagination"]["nextCursor"], "limit": 2, **other}
+    response = await client.get(ORGS, headers=seven.headers, params=params)
+    assert_envelope(response, 400, "validation_error")
+
+
+@pytest.mark.parametrize(
+    ("other", "expected"),
+    [
+        ({"page": 2}, {"page": 2, "pageSize": 3}),
+        ({"pageSize": 5}, {"page": 1, "pageSize": 5}),
+        ({"page": 2, "pageSize": 50}, {"page": 2, "pageSize": 3}),
+        ({"page": 1, "pageSize": 4}, {"page": 1, "pageSize": 4}),
+    ],
+)
+async def test_another_page_or_size_beside_limit_picks_page_mode(
+    client, seven, other, expected
+) -> None:
+    response = await client.get(ORGS, headers=seven.headers, params={"limit": 3, **other})
+    assert response.status_code == 200, response.text
+    pagination = response.json()["pagination"]
+    assert pagination["totalCount"] == 7
+    assert {k: pagination[k] for k in expected} == expected
+
+
+async def test_the_declared_defaults_alone_are_page_mode(client, seven) -> None:
+    body = (await client.get(ORGS, headers=seven.headers, params=DECLARED)).json()
+    assert body["pagination"]["totalCount"] == 7 and body["pagination"]["page"] == 1

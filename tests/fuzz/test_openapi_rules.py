@@ -56,12 +56,14 @@ def _request_schemas(doc: dict[str, Any]) -> list[tuple[str, Any]]:
     for _, schema in list(found):
         refs.extend(_refs(schema))
     while refs:
-        name = refs.pop().rsplit("/", 1)[1]
-        if name in seen:
+        ref = refs.pop()
+        if ref in seen:
             continue
-        seen.add(name)
-        component = doc["components"]["schemas"][name]
-        found.append((name, component))
+        seen.add(ref)
+        component: Any = doc
+        for part in ref.removeprefix("#/").split("/"):
+            component = component[part]
+        found.append((ref.removeprefix("#/components/schemas/"), component))
         refs.extend(_refs(component))
     return found
 

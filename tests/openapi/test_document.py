@@ -289,3 +289,89 @@ async def test_rate_limit_and_idempotency_headers_are_documented(document) -> No
     send = document["paths"]["/api/v1/engage/messages/send"]["post"]["responses"]
     success = next(status for status in send if status.startswith("2"))
     assert "Idempotency-Replayed" in send[success]["headers"]
+
+
+# --- generator-clean shapes (issue 40) -------------------------------------------------------
+
+
+def _free_form_holders(doc: dict[str, Any]) -> list[str]:
+    """Where a free-form object is: every `$ref` to JsonObject, named by its component."""
+    found = []
+    for name, component in doc["components"]["schemas"].items():
+        if name != "JsonObject" and '"#/components/schemas/JsonObject"' in repr(component).replace(
+            "'", '"'
+        ):
+            found.append(name)
+    return sorted(found)
+
+
+async def test_free_form_objects_are_one_plain_object_type(document) -> None:
+    """Every free-form object is a `JsonObject`: `type: object`, `additionalProperties: true`
+    (what any generator reads as a map), not a recursive union in `components/schemas`."""
+    schemas = document["components"]["schemas"]
+    assert "JsonValue" not in schemas
+    json_object = schemas["JsonObject"]
+    assert json_object["type"] == "object" and json_object["additionalProperties"] is True
+    assert {
+        "MilestoneSeed",
+        "MilestoneCreate",
+        "MilestoneUpdate",
+        "GoalSeed",
+        "GoalCreate",
+        "GoalUpdate",
+        "MapGraph",
+        "BulkAccountsIn",
+        "BulkCampaignsIn",
+    } <= set(_free_form_holders(document))
+    milestone = schemas["MilestoneSeed"]["properties"]["milestone"]
+    assert milestone["$ref"] == "#/components/schemas/JsonObject"
+    assert "description" in milestone
+
+
+async def test_a_free_form_object_still_refuses_what_the_server_refuses(document) -> None:
+    """Validators still see the exact rule (no NUL anywhere, numbers within 64 bits), in
+    `patternProperties` over the recursive value in JsonObject's `$defs`."""
+    from jsonschema import Draft202012Validator
+
+    def valid(component: str, value: Any) -> bool:
+        schema = {"$ref": f"#/components/schemas/{component}", **document}
+        return Draft202012Validator(schema).is_valid(value)
+
+    assert valid("MilestoneSeed", {"milestone": {"name": "Discovery", "n": [1, {"a": None}]}})
+    assert not valid("MilestoneSeed", {"milestone": {"name": {"deep": ["x\x00"]}}})
+    assert not valid("MilestoneSeed", {"milestone": {"k\x00": 1}})
+    assert not valid("MilestoneSeed", {"milestone": {"n": [[2**70]]}})
+    assert not valid("MilestoneSeed", {"milestone": {"name": "x"}, "unknown": 1})
+
+
+async def test_strict_objects_stay_strict(document) -> None:
+    schemas = document["components"]["schemas"]
+    for name in ("Plan", "PlanMilestone", "PlanGoal", "PlanTask", "PaginationMeta"):
+        assert schemas[name]["additionalProperties"] is False, name
+    for name in ("PlanListResponse", "ErrorEnvelope"):
+        assert schemas[name]["additionalProperties"] is False, name
+
+
+async def test_money_is_documented_as_a_decimal(document) -> None:
+    """Contract §17: money is a decimal. The wire keeps its JSON number (answers) and number
+    or string (bodies); `format: decimal` tells a client to read it exactly."""
+    schemas = document["components"]["schemas"]
+    for name, prop in (("AccountOut", "annualRevenue"), ("OpportunityOut", "amount")):
+        options = schemas[name]["properties"][prop]["anyOf"]
+        assert {"type": "number", "format": "decimal"} in options, (name, options)
+    for name, prop in (("AccountIn", "annualRevenue"), ("OpportunityIn", "amount")):
+        text = repr(schemas[name]["properties"][prop])
+        assert "'format': 'decimal'" in text and "'type': 'string'" in text, (name, text)
+
+
+async def test_conditional_reads_document_if_none_match_and_304(document) -> None:
+    """The reads that answer an ETag (getPlan, getAccount, listAccounts) say so: an
+    If-None-Match header, the ETag header on the 200 and a 304, so that a client knows which
+    reads can answer "not modified"."""
+    conditional = set()
+    for _method, _path, op in _operations(document):
+        headers = {p["name"] for p in op.get("parameters", []) if p["in"] == "header"}
+        if "If-None-Match" in headers:
+            assert "304" in op["responses"] and "ETag" in op["responses"]["200"]["headers"]
+            conditional.add(op["operationId"])
+    assert conditional == {"getPlan", "getAccount", "listAccounts"}

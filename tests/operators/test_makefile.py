@@ -35,6 +35,17 @@ def test_make_test_adds_the_dev_extras_to_the_same_venv(tmp_path: Path) -> None:
     assert "-m venv .venv" in out
 
 
+def test_make_test_installs_the_python_client_and_lint_checks_it(tmp_path: Path) -> None:
+    """Contract §17: `make test` installs clients/python into the dev venv (its tests are in
+    tests/client, so every `make test` run, both engines in CI, runs them); `make lint` holds
+    it to the same ruff and strict mypy; `make client` regenerates it."""
+    assert "pip install --quiet -e ./clients/python" in dry_run(tmp_path, "test")
+    lint = dry_run(tmp_path, "lint")
+    assert "ruff check src tests clients/python" in lint
+    assert "cd clients/python && ../../.venv/bin/mypy" in lint
+    assert ".venv/bin/python clients/python/generate.py" in dry_run(tmp_path, "client")
+
+
 def test_make_run_port_serves_on_that_port(tmp_path: Path) -> None:
     out = dry_run(tmp_path, "run", "PORT=8200")
     assert "salesplan serve --host 127.0.0.1 --port 8200" in out

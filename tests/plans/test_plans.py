@@ -286,6 +286,19 @@ async def test_a_bad_include_value_is_a_validation_error(client, db, actor) -> N
     assert_envelope(await get(client, actor, "", include="owners"), 400, "validation_error")
 
 
+async def test_get_plan_takes_include_and_answers_the_plan_whole(client, db, actor) -> None:
+    """Contract §17 calls `client.plans.get(plan_id, include=[…])`: getPlan takes the list's
+    `include` (checked: a bad value is a 400) and answers the plan in full whatever it says."""
+    plan = await new_plan(
+        client, db, actor, milestones=[{"milestone": {"name": "M"}, "tasks": [{"title": "T"}]}]
+    )
+    for include in ("milestones,goals,tasks", "tasks"):
+        body = (await get(client, actor, f"/{plan['id']}", include=include)).json()
+        assert len(body["milestones"]) == 1 and len(body["tasks"]) == 1, include
+    bad = await get(client, actor, f"/{plan['id']}", include="owners")
+    assert_envelope(bad, 400, "validation_error")
+
+
 async def test_list_filter_entity_type_account_gives_the_accounts_buying_group_plans(
     client, db, actor
 ) -> None:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import uvicorn
@@ -40,12 +41,26 @@ def screenshot_dir(default: Path) -> Path:
 
 @contextmanager
 def live_server(settings: Settings) -> Iterator[str]:
+    sock = _loopback_socket()
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    app = create_app(settings.model_copy(update={"public_url": origin}))
+    with serve_in_thread(app, sock) as served:
+        yield served
+
+
+def _loopback_socket() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    origin = f"http://127.0.0.1:{port}"
-    app = create_app(settings.model_copy(update={"public_url": origin}))
+    return sock
+
+
+@contextmanager
+def serve_in_thread(app: Any, sock: socket.socket | None = None) -> Iterator[str]:
+    """Any ASGI app served by uvicorn on a free loopback port, in a thread of its own (so that
+    a blocking client in the test's thread can call it); yields its origin."""
+    sock = sock or _loopback_socket()
+    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

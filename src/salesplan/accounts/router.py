@@ -22,7 +22,7 @@ from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
 from salesplan.db import SessionDep, unit_of_work
 from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
-from salesplan.kit.responses import json_response, revalidated_json
+from salesplan.kit.responses import CONDITIONAL_READ, json_response, revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -40,6 +40,7 @@ AccountList = ListResponse[AccountOut]
 @router.get(
     "",
     operation_id="listAccounts",
+    openapi_extra=CONDITIONAL_READ,
     response_model=AccountList,
     summary="List accounts",
     description=text.LIST_ACCOUNTS,
@@ -106,6 +107,7 @@ async def bulk_create_accounts(body: BulkAccountsIn, ctx: Write, session: Sessio
 @router.get(
     "/{accountId}",
     operation_id="getAccount",
+    openapi_extra=CONDITIONAL_READ,
     response_model=AccountOut,
     summary="Read an account",
     description=text.GET_ACCOUNT,

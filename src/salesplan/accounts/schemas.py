@@ -4,9 +4,9 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import Field, field_serializer
+from pydantic import Field
 
-from salesplan.kit.fields import Count, CrmId, Money, Name, Short, Text, Url, money_out
+from salesplan.kit.fields import Count, CrmId, Money, MoneyOut, Name, Short, Text, Url
 from salesplan.kit.schemas import ApiModel, BulkRow, StrictBody
 
 
@@ -46,15 +46,11 @@ class AccountOut(ApiModel):
     description: str | None
     crm_id: str | None
     owner_id: uuid.UUID | None
-    annual_revenue: Any
+    annual_revenue: MoneyOut
     employee_count: int | None
     archived_at: datetime | None
     created_at: datetime
     updated_at: datetime
-
-    @field_serializer("annual_revenue")
-    def _revenue(self, value: Any) -> float | None:
-        return money_out(value)
 
 
 class BulkAccountsIn(StrictBody):

@@ -13,7 +13,6 @@ from starlette.responses import Response
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.db import SessionDep, read_only
-from salesplan.errors import ValidationFailed
 from salesplan.feed import descriptions as text
 from salesplan.feed import service
 from salesplan.feed.schemas import AnalyticsOut, AttentionItem, DateText, FeedMessageOut, InboxItem
@@ -23,6 +22,7 @@ from salesplan.kit.pagination import (
     CursorCodecDep,
     ListParams,
     list_params,
+    page_request,
 )
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import INT32_MAX, ListResponse, QueryText
@@ -45,10 +45,9 @@ async def inbox_params(
     page_size: Annotated[int | None, Query(alias="pageSize", ge=1, le=MAX_PAGE_SIZE)] = None,
 ) -> ListParams:
     """Cursor mode (`limit`, `cursor`; contract §11 "Feed shapes") unless `page` or `pageSize`
-    asks for page mode (§4); `cursor` with `page` is a 400; an empty `cursor=` is no cursor."""
-    cursor = cursor or None
-    if cursor is not None and page is not None:
-        raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
+    asks for page mode (§4, `kit.pagination.page_request`: beside `limit` or a cursor, the
+    declared `page=1` and `pageSize=50` are as if absent; another beside a cursor is a 400)."""
+    cursor, page, page_size = page_request(limit, cursor, page, page_size)
     page_mode = cursor is None and (page is not None or page_size is not None)
     return ListParams(
         mode="page" if page_mode else "cursor",

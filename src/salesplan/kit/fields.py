@@ -16,6 +16,7 @@ from pydantic import (
     AwareDatetime,
     BeforeValidator,
     Field,
+    PlainSerializer,
     StringConstraints,
     WithJsonSchema,
 )
@@ -84,6 +85,7 @@ Money = Annotated[
             "anyOf": [
                 {
                     "type": "number",
+                    "format": "decimal",
                     "minimum": 0,
                     "maximum": 1e15,
                     "multipleOf": 0.01,
@@ -144,3 +146,19 @@ one, a date alone or a number of seconds is a 400), answered in UTC."""
 
 def money_out(value: Decimal | None) -> float | None:
     return None if value is None else float(value)
+
+
+MoneyOut = Annotated[
+    Any,
+    PlainSerializer(money_out, return_type=float | None),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "number", "format": "decimal"}, {"type": "null"}],
+            "description": "An amount of money: a JSON number whose text is the amount in "
+            "decimal (`1234.5`), exact to the cent below 10^13 (15 significant digits); read "
+            "it as a decimal, not a binary float (`format: decimal`).",
+        }
+    ),
+]
+"""Money in a response: a JSON number (the wire format since 1.0), documented as a decimal so
+that a client can keep it exact (the Python client reads it as `Decimal`)."""

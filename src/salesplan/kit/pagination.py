@@ -39,6 +39,23 @@ class ListParams:
     sort_given: bool = False  # sortBy was sent (else `sort_by` is the list's default)
 
 
+def page_request(
+    limit: int | None, cursor: str | None, page: int | None, page_size: int | None
+) -> tuple[str | None, int | None, int | None]:
+    """`cursor`, `page` and `pageSize` as they decide the mode (contract §4): an empty
+    `cursor=` is no cursor; beside `limit` or a cursor, `page=1` and `pageSize=50` (the declared
+    defaults a generated client sends with every call) are as if absent; any other page or
+    size beside a cursor is a 400."""
+    cursor = cursor or None
+    if cursor is not None or limit is not None:
+        page = None if page == 1 else page
+        page_size = None if page_size == DEFAULT_PAGE_SIZE else page_size
+    if cursor is not None and (page is not None or page_size is not None):
+        where = "page" if page is not None else "pageSize"
+        raise ValidationFailed.at(["query", "cursor"], f"cursor cannot be combined with {where}.")
+    return cursor, page, page_size
+
+
 def parse_list_params(
     allowed: Sequence[str],
     default: str,
@@ -53,13 +70,11 @@ def parse_list_params(
 ) -> ListParams:
     """The list's parameters from the query's (already type-checked) values, or a 400. An
     empty `cursor=` is no cursor (a client that fills every parameter of a template)."""
-    cursor = cursor or None
     if sort_by is not None and sort_by not in allowed:
         raise ValidationFailed.at(
             ["query", "sortBy"], f"sortBy must be one of: {', '.join(allowed)}."
         )
-    if cursor is not None and page is not None:
-        raise ValidationFailed.at(["query", "cursor"], "cursor cannot be combined with page.")
+    cursor, page, page_size = page_request(limit, cursor, page, page_size)
     cursor_mode = cursor is not None or (limit is not None and page is None and page_size is None)
     size = (limit if cursor_mode else page_size) or page_size or limit or DEFAULT_PAGE_SIZE
     return ListParams(

@@ -69,6 +69,33 @@ def if_match_holds(if_match: str, tag: str) -> bool:
     return any(part.strip() == tag for part in if_match.split(",")) and not tag.startswith("W/")
 
 
+_ETAG_HEADER = {
+    "description": "A strong ETag of the body: send it back as If-None-Match.",
+    "schema": {"type": "string"},
+}
+CONDITIONAL_READ: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": "If-None-Match",
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string", "pattern": r"^[^\x00]*$"},
+            "description": "An ETag this read answered before: while it is still current, "
+            "the answer is 304 without a body.",
+        }
+    ],
+    "responses": {
+        "200": {"headers": {"ETag": _ETAG_HEADER}},
+        "304": {
+            "description": "Not modified: the ETag named in If-None-Match is current.",
+            "headers": {"ETag": _ETAG_HEADER},
+        },
+    },
+}
+"""The `openapi_extra` of a route answered by `revalidated_json` (or its own ETag): documents
+If-None-Match, the ETag header and the 304, so that clients know the read is conditional."""
+
+
 def revalidated_json(body: Any, if_none_match: str | None) -> Response:
     """`json_response(body)` with an ETag of its bytes; a 304 without a body when the client's
     If-None-Match already names them (a read whose rows are cheap to fetch again, where the

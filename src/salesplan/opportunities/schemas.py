@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, field_serializer
+from pydantic import Field, StringConstraints
 
-from salesplan.kit.fields import CrmId, Date, Money, Name, money_out
+from salesplan.kit.fields import CrmId, Date, Money, MoneyOut, Name
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 Stage = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
@@ -47,7 +47,7 @@ class OpportunityOut(ApiModel):
     account_id: uuid.UUID
     name: str
     stage: str | None
-    amount: Any
+    amount: MoneyOut
     currency: str | None
     close_date: date | None
     probability: int | None
@@ -57,7 +57,3 @@ class OpportunityOut(ApiModel):
     archived_at: datetime | None
     created_at: datetime
     updated_at: datetime
-
-    @field_serializer("amount")
-    def _amount(self, value: Any) -> float | None:
-        return money_out(value)

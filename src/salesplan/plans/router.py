@@ -17,7 +17,7 @@ from starlette.responses import Response
 from salesplan.db import UoW, unit_of_work
 from salesplan.kit.fields import Date
 from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
-from salesplan.kit.responses import json_response
+from salesplan.kit.responses import CONDITIONAL_READ, json_response
 from salesplan.kit.tools import as_tool
 from salesplan.plans import descriptions as text
 from salesplan.plans import service, versioning
@@ -40,6 +40,23 @@ from salesplan.plans.schemas import (
     PlanUpdate,
     TaskList,
 )
+
+Include = Annotated[
+    str | None,
+    Query(
+        description="Comma-separated: milestones, goals, tasks.",
+        json_schema_extra={"pattern": service.INCLUDE_PATTERN},
+    ),
+]
+IncludeAll = Annotated[
+    str | None,
+    Query(
+        description="Comma-separated: milestones, goals, tasks. getPlan always answers all "
+        "three (the plan in full): the value is only checked, so that a call shaped for "
+        "listPlans works here too.",
+        json_schema_extra={"pattern": service.INCLUDE_PATTERN},
+    ),
+]
 
 router = APIRouter()
 my_tasks_router = APIRouter(tags=["plan-tasks"])
@@ -68,13 +85,7 @@ async def list_plans(
     include_archived: IncludeArchived = False,
     archived_only: Annotated[bool, Query(alias="archivedOnly")] = False,
     updated_since: UpdatedSince = None,
-    include: Annotated[
-        str | None,
-        Query(
-            description="Comma-separated: milestones, goals, tasks.",
-            json_schema_extra={"pattern": service.INCLUDE_PATTERN},
-        ),
-    ] = None,
+    include: Include = None,
 ) -> Response:
     """List plans, filtered by entity, account and archived state."""
     parts = service.parse_include(include)
@@ -115,14 +126,18 @@ async def create_plan(body: PlanCreate, ctx: Write, uow: UoW) -> Response:
 @router.get(
     "/{planId}",
     operation_id="getPlan",
+    openapi_extra=CONDITIONAL_READ,
     tags=PLANS,
     response_model=PlanOut,
     summary="Read a plan in full",
     description=text.GET_PLAN,
 )
 @as_tool(docs=text.GET_PLAN_ARGS)
-async def get_plan(planId: uuid.UUID, ctx: Read, request: Request) -> Response:
+async def get_plan(
+    planId: uuid.UUID, ctx: Read, request: Request, include: IncludeAll = None
+) -> Response:
     """Read a plan with its milestones, goals and tasks."""
+    service.parse_include(include)  # checked (400), though the plan is always answered whole
     # ETag / If-None-Match (304) and the cached body: plans/versioning.py. The unit of work's
     # read connection, no ORM session (autocommit on PostgreSQL); as a block, not the
     # dependency (db.unit_of_work: an exit stack less per request).
