@@ -198,3 +198,23 @@ async def test_the_room_shows_the_plan_as_the_buyer_may_see_it(
         last_viewed = (await db.execute(select(PlanShare.last_viewed_at))).scalar_one()
         assert last_viewed is not None
         assert re.search(r"Hidden|Redline|Margin|Competitive", page) is None
+
+
+async def test_invitations_are_capped_at_ten_a_day_per_share(app, client, db, actor, smtp) -> None:
+    deal = await make_deal(client, db, actor)
+    share = await make_share(client, deal, allowInvites=True)
+    async with Buyer(app, token_of(share["url"])) as buyer:
+        await buyer.sign_in(app, smtp)
+        for i in range(10):
+            resp = await buyer.post("/invitations", {"email": f"colleague{i}@{DOMAIN}"})
+            assert "We e-mailed" in resp.text
+        resp = await buyer.post("/invitations", {"email": f"one.more@{DOMAIN}"})
+        assert "most invitations a day" in resp.text
+    invited = (
+        await db.execute(
+            select(func.count())
+            .select_from(PlanShare)
+            .where(PlanShare.invited_by_share_id.is_not(None))
+        )
+    ).scalar_one()
+    assert invited == 10

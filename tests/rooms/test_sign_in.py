@@ -325,3 +325,32 @@ async def test_an_unknown_link_costs_what_a_revoked_one_does(app, client, db, ac
     unknown_median = statistics.median(times["unknown"])
     # The same class: neither is an order of magnitude apart (the statements are the same).
     assert 0.5 < unknown_median / revoked_median < 2.0, times
+
+
+async def test_the_worker_clears_old_codes_and_expired_sessions(
+    app, client, db, actor, smtp
+) -> None:
+    from salesplan.worker.kinds import job_kinds
+    from salesplan.worker.pruning import Periodic
+    from tests.engage_delivery.conftest import worker_context
+
+    deal = await make_deal(client, db, actor)
+    share = await make_share(client, deal)
+    async with Buyer(app, token_of(share["url"])) as buyer:
+        await buyer.sign_in(app, smtp)  # one code (used), one session
+        await buyer.post("/code")  # a second code, fresh
+    old = utcnow() - timedelta(days=2)
+    first = (
+        (await db.execute(select(PlanShareCode.id).order_by(PlanShareCode.created_at)))
+        .scalars()
+        .first()
+    )
+    await db.execute(update(PlanShareCode).where(PlanShareCode.id == first).values(created_at=old))
+    await db.execute(update(PlanShareSession).values(expires_at=utcnow() - timedelta(seconds=1)))
+    await db.commit()
+    pruning = next(
+        k for k in job_kinds() if isinstance(k, Periodic) and k.__name__ == "run_room_pruning"
+    )
+    await pruning(worker_context(app))
+    assert await _count(db, PlanShareCode) == 1  # the fresh one stays: it counts this hour
+    assert await _count(db, PlanShareSession) == 0

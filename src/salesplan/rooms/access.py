@@ -164,3 +164,9 @@ async def find_session(
     if not raw or len(raw) > 100:
         return None
     return await repo.room_session(session, share.id, token_hash(raw))
+
+
+async def prune(session: AsyncSession) -> None:
+    """What the worker clears now and then: codes a day old, expired room sessions."""
+    now = utcnow()
+    await repo.delete_stale(session, now - timedelta(days=1), now)

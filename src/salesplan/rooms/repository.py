@@ -12,7 +12,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import Row, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
@@ -219,6 +219,13 @@ async def delete_room_session(session: AsyncSession, session_id: uuid.UUID) -> N
     row = await session.get(PlanShareSession, session_id)
     if row is not None:
         await session.delete(row)
+
+
+async def delete_stale(session: AsyncSession, codes_before: datetime, now: datetime) -> None:
+    """Codes made before `codes_before` (long past their 10 minutes and the hourly count)
+    and room sessions past their expiry."""
+    await session.execute(delete(PlanShareCode).where(PlanShareCode.created_at < codes_before))
+    await session.execute(delete(PlanShareSession).where(PlanShareSession.expires_at <= now))
 
 
 # --- room settings -----------------------------------------------------------------------------
