@@ -102,13 +102,36 @@ def _landing(request: Request, entry: access.Entry, token: str, **extra: Any) ->
     }
 
 
+async def _open(request: Request, uow: UoW, token: str) -> access.Entry | Response:
+    """The share a link opens, or the page of a link that opens none."""
+    entry = await access.entry(await uow.session(), token)
+    closed = _closed(request, entry)
+    if closed is not None:
+        return closed
+    assert entry is not None  # `_closed` answers the 404 page of no entry
+    return entry
+
+
+async def _form(
+    request: Request, uow: UoW, token: str, limit: str | None = None
+) -> tuple[access.Entry, FormData] | Response:
+    """A POST of the room's pages: within the per-IP limit (the sign-in forms), a valid CSRF
+    token, an open link."""
+    if limit is not None and (limited := await _limited(request, limit, {"token": token})):
+        return limited
+    form = await request.form()
+    if not csrf_valid(request, form.get("csrf_token")):
+        return _expired_form(request, {"token": token})
+    entry = await _open(request, uow, token)
+    return entry if isinstance(entry, Response) else (entry, form)
+
+
 @router.get("/rooms/{token}")
 async def room_page(token: str, request: Request, uow: UoW) -> Response:
+    entry = await _open(request, uow, token)
+    if isinstance(entry, Response):
+        return entry
     session = await uow.session()
-    entry = await access.entry(session, token)
-    if (closed := _closed(request, entry)) is not None:
-        return closed
-    assert entry is not None
     share = entry.share
     signed_in = await access.find_session(session, share, request.cookies)
     if signed_in is None:
@@ -131,16 +154,11 @@ async def room_page(token: str, request: Request, uow: UoW) -> Response:
 
 @router.post("/rooms/{token}/code")
 async def ask_code(token: str, request: Request, uow: UoW) -> Response:
-    if (limited := await _limited(request, "room_code", {"token": token})) is not None:
-        return limited
-    form = await request.form()
-    if not csrf_valid(request, form.get("csrf_token")):
-        return _expired_form(request, {"token": token})
+    found = await _form(request, uow, token, "room_code")
+    if isinstance(found, Response):
+        return found
+    entry, _ = found
     session = await uow.session()
-    entry = await access.entry(session, token)
-    if (closed := _closed(request, entry)) is not None:
-        return closed
-    assert entry is not None
     share = entry.share
     context = _landing(request, entry, token)
     if await mail.suppressed(session, share):
@@ -164,25 +182,19 @@ async def ask_code(token: str, request: Request, uow: UoW) -> Response:
 
 @router.get("/rooms/{token}/code")
 async def code_form(token: str, request: Request, uow: UoW) -> Response:
-    entry = await access.entry(await uow.session(), token)
-    if (closed := _closed(request, entry)) is not None:
-        return closed
-    assert entry is not None
+    entry = await _open(request, uow, token)
+    if isinstance(entry, Response):
+        return entry
     return _page(request, "code.html", _landing(request, entry, token))
 
 
 @router.post("/rooms/{token}/sign-in")
 async def sign_in(token: str, request: Request, uow: UoW) -> Response:
-    if (limited := await _limited(request, "room_sign_in", {"token": token})) is not None:
-        return limited
-    form = await request.form()
-    if not csrf_valid(request, form.get("csrf_token")):
-        return _expired_form(request, {"token": token})
+    found = await _form(request, uow, token, "room_sign_in")
+    if isinstance(found, Response):
+        return found
+    entry, form = found
     session = await uow.session()
-    entry = await access.entry(session, token)
-    if (closed := _closed(request, entry)) is not None:
-        return closed
-    assert entry is not None
     context = _landing(request, entry, token)
     code = access.normalized_code(form.get("code"))
     if code is None:
@@ -216,19 +228,15 @@ async def sign_in(token: str, request: Request, uow: UoW) -> Response:
 async def _signed_in(
     request: Request, uow: UoW, token: str
 ) -> tuple[access.Entry, PlanShareSession, FormData] | Response:
-    """A room POST: a valid CSRF token, an open link and a room session of its share."""
-    form = await request.form()
-    if not csrf_valid(request, form.get("csrf_token")):
-        return _expired_form(request, {"token": token})
-    session = await uow.session()
-    entry = await access.entry(session, token)
-    if (closed := _closed(request, entry)) is not None:
-        return closed
-    assert entry is not None
-    found = await access.find_session(session, entry.share, request.cookies)
-    if found is None:
+    """A room POST of a signed-in buyer: `_form`'s checks and a room session of the share."""
+    found = await _form(request, uow, token)
+    if isinstance(found, Response):
+        return found
+    entry, form = found
+    room_session = await access.find_session(await uow.session(), entry.share, request.cookies)
+    if room_session is None:
         return see_other(_home(token))
-    return entry, found, form
+    return entry, room_session, form
 
 
 async def _back(uow: UoW, room_session: uuid.UUID, token: str, flash: dict[str, str]) -> Response:
@@ -318,11 +326,10 @@ async def sign_out(token: str, request: Request, uow: UoW) -> Response:
 
 @router.get("/rooms/{token}/plan.ics")
 async def calendar(token: str, request: Request, uow: UoW) -> Response:
+    entry = await _open(request, uow, token)
+    if isinstance(entry, Response):
+        return entry
     session = await uow.session()
-    entry = await access.entry(session, token)
-    if (closed := _closed(request, entry)) is not None:
-        return closed
-    assert entry is not None
     if await access.find_session(session, entry.share, request.cookies) is None:
         return see_other(_home(token))
     plan = await buyer.room(session, entry.share)
