@@ -7,10 +7,10 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field, StringConstraints, model_validator
+from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints, model_validator
 
 from salesplan.kit.fields import Email
-from salesplan.kit.schemas import NOT_BLANK_PATTERN, ApiModel, StrictBody
+from salesplan.kit.schemas import NOT_BLANK_PATTERN, ApiModel, StrictBody, present
 
 Role = Literal["viewer", "collaborator"]
 MAX_HIDDEN = 1000
@@ -24,8 +24,9 @@ Ids = Annotated[list[uuid.UUID], Field(max_length=MAX_HIDDEN)]
 
 
 class ShareIn(StrictBody):
-    """createPlanShare: a contact of the plan's account, by id or by address."""
+    """createPlanShare: a contact of the plan's account, by id or by address (exactly one)."""
 
+    model_config = ConfigDict(json_schema_extra={"oneOf": [present("contactId"), present("email")]})
     contact_id: uuid.UUID | None = None
     email: Email | None = None
     role: Role
