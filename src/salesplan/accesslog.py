@@ -1,8 +1,9 @@
 """What the logs may not hold (contract §12, "Logs"): the signature of a tracking or unsubscribe
 link (`/t/o/{id}/{signature}.gif`, `/t/c/{id}/{signature}?u=…`, `/t/u/{id}/{signature}`) is a
-capability: whoever reads it can count opens and clicks or unsubscribe the recipient. The access
-log names the path with the signature replaced (`redact_path`); `install()` puts the filter on
-uvicorn's access logger in the served process."""
+capability: whoever reads it can count opens and clicks or unsubscribe the recipient. So is a
+buyer room's link token (`/rooms/{token}…`, contract §16): whoever reads it may ask for a code.
+The access log names the path with the secret replaced (`redact_path`); `install()` puts the
+filter on uvicorn's access logger in the served process."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ import re
 REDACTED = "[redacted]"
 # A signed link's path: its kind, the message id, then the signature (and `.gif` for the pixel).
 _SIGNED = re.compile(r"^(/t/[^/?]*/[^/?]*/)[^/?]*?(\.gif)?(?=$|[/?])")
+_ROOM = re.compile(r"^(/rooms/)[^/?]+")
 
 
 def redact_path(path: str) -> str:
-    """`path` (with or without its query) with a tracking link's signature replaced."""
+    """`path` (with or without its query) with a tracking link's signature, or a room link's
+    token, replaced."""
+    if path.startswith("/rooms/"):
+        return _ROOM.sub(lambda m: f"{m.group(1)}{REDACTED}", path, count=1)
     if not path.startswith("/t/"):
         return path
     return _SIGNED.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(2) or ''}", path, count=1)

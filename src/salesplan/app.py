@@ -138,6 +138,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     include_flat(app, web_router)
     install_web(app)
     include_flat(app, maps_router)
+    from salesplan.rooms.web import router as rooms_pages_router
+
+    include_flat(app, rooms_pages_router)
     from salesplan.engage.delivery.public import router as engage_public_router
 
     include_flat(app, engage_public_router)

@@ -24,6 +24,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
     from salesplan.plans.router import my_tasks_router
     from salesplan.plans.router import router as plans_router
     from salesplan.relationship_maps.router import router as relationship_maps_router
+    from salesplan.rooms.router import router as rooms_router
     from salesplan.webhooks.router import router as webhooks_router
 
     return [
@@ -32,6 +33,7 @@ def api_routers() -> list[tuple[str, APIRouter, bool]]:
         ("/subscribers", organizations_router, False),
         ("/plans", plans_router, True),
         ("/plans", plan_children_router, True),
+        ("/plans", rooms_router, True),
         ("/tasks", my_tasks_router, True),
         ("/oauth", oauth_router, True),
         ("/accounts", accounts_router, True),

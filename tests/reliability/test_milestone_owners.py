@@ -1,5 +1,6 @@
 """Milestone owner ids exist in the caller's organization (issue 18, defect 15): prospect
-owners are its contacts, subscriber owners its users; anything else is a 422."""
+owners are contacts of the plan's account (contract §16), subscriber owners its users; anything
+else is a 422."""
 
 from __future__ import annotations
 
@@ -41,10 +42,11 @@ async def test_owner_ids_of_another_organization_are_a_422(client, db, actor) ->
 
 
 async def test_owner_ids_of_the_organization_are_stored(client, db, actor) -> None:
-    account, _ = await make_account(db, actor.org.id)
+    # Contract §16: prospect owners are contacts of the plan's account.
+    account, group = await make_account(db, actor.org.id)
     contact = await make_contact(db, account)
     await db.commit()
-    plan = await new_plan(client, db, actor)
+    plan = await new_plan(client, db, actor, entityType="BUYING_GROUP", entityId=str(group.id))
     body = {
         "milestone": {},
         "prospectOwnerIds": [str(contact.id)],

@@ -38,6 +38,14 @@ from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
+from salesplan.models.rooms import (
+    PlanRoom,
+    PlanShare,
+    PlanShareCode,
+    PlanShareLink,
+    PlanShareSession,
+    PlanTaskComment,
+)
 from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 __all__ = [
@@ -76,7 +84,13 @@ __all__ = [
     "Plan",
     "PlanGoal",
     "PlanMilestone",
+    "PlanRoom",
+    "PlanShare",
+    "PlanShareCode",
+    "PlanShareLink",
+    "PlanShareSession",
     "PlanTask",
+    "PlanTaskComment",
     "RelationshipMap",
     "RelationshipMapContact",
     "SenderPause",

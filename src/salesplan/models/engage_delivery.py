@@ -82,6 +82,11 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
     subject: Mapped[str | None] = mapped_column(String(998), default=None)
     body: Mapped[str] = mapped_column(Text)
     body_html: Mapped[str | None] = mapped_column(Text, default=None)
+    # A transactional message's secrets (a room link, a sign-in code; contract §16), encrypted
+    # (`engage/delivery/sealed.py`): the body holds placeholders, filled in only in the e-mail
+    # handed to the relay, and this is erased once the message is sent or has failed. So the
+    # queue, the feed and the webhooks show the placeholders, and no secret stays at rest.
+    sealed: Mapped[str | None] = mapped_column(Text, default=None)
     status: Mapped[str] = mapped_column(String(16), default="queued")
     # LINKEDIN: a person sends it by hand; the worker never claims it.
     manual: Mapped[bool] = mapped_column(default=False)

@@ -120,9 +120,9 @@ class PlanTask(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     completed: Mapped[bool] = mapped_column(Boolean, default=False)
     completed_at: Mapped[datetime | None] = mapped_column(default=None)
     target_date: Mapped[date | None] = mapped_column(Date, default=None)
-    assigned_to_id: Mapped[uuid.UUID | None] = mapped_column(
-        ForeignKey("users.id", ondelete="SET NULL"), default=None, index=True
-    )
+    # A user of the organization (seller side) or a contact of the plan's account (buyer side,
+    # contract §16): no foreign key, the plans service checks which (plans/checks.py).
+    assigned_to_id: Mapped[uuid.UUID | None] = mapped_column(default=None, index=True)
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), default=None
     )

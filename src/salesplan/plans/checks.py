@@ -16,12 +16,11 @@ from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.scoping import get_scoped, not_found
-from salesplan.models.crm import Contact
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan
 from salesplan.plans import write_repository as writes
 from salesplan.plans.changes import changed
-from salesplan.plans.write_repository import Db, is_member
+from salesplan.plans.write_repository import Db
 
 MAX_GOAL_DEPTH = 5
 
@@ -107,25 +106,44 @@ async def check_milestone(
 async def check_owners(
     session: AsyncSession,
     ctx: RequestContext,
+    plan_id: uuid.UUID,
     prospect_ids: Iterable[uuid.UUID] | None,
     subscriber_ids: Iterable[uuid.UUID] | None,
 ) -> None:
-    """Milestone owners exist in this organization: prospect owners are its contacts,
-    subscriber owners its users (members). One query per kind, whatever the count."""
-    for field, ids, model, column in (
-        ("prospectOwnerIds", set(prospect_ids or ()), Contact, Contact.id),
-        ("subscriberOwnerIds", set(subscriber_ids or ()), Membership, Membership.user_id),
-    ):
-        if not ids:
-            continue
-        found = await writes.existing_ids(session, ctx, model, column, ids)
-        if absent := ids - found:
-            raise missing(field, "Contact" if model is Contact else "User", min(absent, key=str))
+    """Milestone owners: prospect owners are live contacts of the plan's account (contract
+    §16; a USER plan has none), subscriber owners users (members) of the organization. One
+    query per kind, whatever the count. The plan's row must be written (flushed) already."""
+    prospects = set(prospect_ids or ())
+    if prospects:
+        found = await writes.account_contact_ids(session, ctx, plan_id, prospects)
+        if absent := prospects - found:
+            raise not_of_account("prospectOwnerIds", min(absent, key=str))
+    subscribers = set(subscriber_ids or ())
+    if subscribers:
+        column = Membership.user_id
+        found = await writes.existing_ids(session, ctx, Membership, column, subscribers)
+        if absent := subscribers - found:
+            raise missing("subscriberOwnerIds", "User", min(absent, key=str))
 
 
-async def check_assignee(db: Db, ctx: RequestContext, user_id: uuid.UUID | None) -> None:
-    if user_id is not None and not await is_member(db, ctx, user_id):
-        raise missing("assignedToId", "User", user_id)
+def not_of_account(field: str, value: Any) -> Unprocessable:
+    return Unprocessable(
+        f"Contact {value} is not a contact of the plan's account.",
+        details={"field": field, "id": str(value)},
+    )
+
+
+async def check_assignee(
+    db: Db, ctx: RequestContext, plan_id: uuid.UUID, assignee_id: uuid.UUID | None
+) -> None:
+    """`assignedToId` names a user of the organization (a seller task) or a live contact of
+    the plan's account (a buyer task, contract §16; a USER plan has no such contact)."""
+    if assignee_id is not None and not await writes.is_assignable(db, ctx, plan_id, assignee_id):
+        raise Unprocessable(
+            f"{assignee_id} is neither a user of this organization nor a contact of the "
+            "plan's account.",
+            details={"field": "assignedToId", "id": str(assignee_id)},
+        )
 
 
 def new_id() -> uuid.UUID:

@@ -356,14 +356,10 @@ async def update_task(
     planId: uuid.UUID, taskId: uuid.UUID, body: TaskUpdate, ctx: Write, request: Request
 ) -> Response:
     """Update a task; completing it sets completedAt, reopening it clears it."""
-    # A hot write, in Core on the driver and committed before the response: one statement
-    # when it applies, else the checks and the write in one transaction. The unit of work
-    # as a block, not the dependency (db.unit_of_work: an exit stack less per request).
+    # A hot write, in Core on the driver and committed before the response. The unit of
+    # work as a block, not the dependency (db.unit_of_work: an exit stack less per request).
     async with unit_of_work(request) as uow:
-        task = await service.update_task_at_once(await uow.writer(), ctx, planId, taskId, body)
-        if task is None:
-            async with uow.atomic() as conn:
-                task = await service.update_task(conn, ctx, planId, taskId, body)
+        task = await service.save_task(uow, ctx, planId, taskId, body)
     return json_response(task)
 
 

@@ -5,8 +5,9 @@ descriptions of tool arguments that the parameters and body fields do not carry.
 from __future__ import annotations
 
 ASSIGNED_TO_ID = (
-    "Id of the user responsible (a member of the organization, from listOrganizationUsers); "
-    "listMyTasks shows a user the tasks assigned to them."
+    "Id of who is responsible: a user of the organization (from listOrganizationUsers; "
+    "listMyTasks shows a user the tasks assigned to them), or a contact of the plan's account "
+    "(a buyer task, which the buyer may tick in the plan's room)."
 )
 COMPLETED = (
     "true when the task is done; `completedAt` is then set by the server (and cleared when it "

@@ -52,7 +52,7 @@ async def create_milestone(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: MilestoneCreate
 ) -> uuid.UUID:
     plan = await live_plan(session, ctx, plan_id)
-    await check_owners(session, ctx, body.prospect_owner_ids, body.subscriber_owner_ids)
+    await check_owners(session, ctx, plan_id, body.prospect_owner_ids, body.subscriber_owner_ids)
     index = await next_sort_index(session, ctx, plan_id) if body.sort_index is None else 0
     row = milestone_row(body, plan, index)
     session.add(row)
@@ -79,7 +79,7 @@ async def update_milestone(
         ("milestone", "status", "sort_index"),
     )
     await check_owners(
-        session, ctx, sent.get("prospect_owner_ids"), sent.get("subscriber_owner_ids")
+        session, ctx, plan_id, sent.get("prospect_owner_ids"), sent.get("subscriber_owner_ids")
     )
     was = row.status
     for key, value in sent.items():

@@ -113,20 +113,21 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
     )
     attach(plan, attachment)
     session.add(plan)
+    # Flushed table by table: without ORM relationships the unit of work does not order
+    # inserts by foreign keys. The plan first: the checks read its account (contract §16).
+    await session.flush()
     assignees = {t.assigned_to_id for t in body.tasks or []}
     for seed in body.milestones or []:
         assignees |= {t.assigned_to_id for t in seed.tasks or []}
-    for user_id in assignees - {None}:
-        await check_assignee(session, ctx, user_id)
+    for assignee_id in sorted(assignees - {None}, key=str):
+        await check_assignee(session, ctx, plan.id, assignee_id)
     await check_owners(
         session,
         ctx,
+        plan.id,
         [i for seed in body.milestones or [] for i in seed.prospect_owner_ids or []],
         [i for seed in body.milestones or [] for i in seed.subscriber_owner_ids or []],
     )
-    # Flushed table by table: without ORM relationships the unit of work does not order
-    # inserts by foreign keys.
-    await session.flush()
     milestones = []
     for i, seed in enumerate(body.milestones or []):
         milestone = milestone_row(seed, plan, i)

@@ -31,6 +31,7 @@ from salesplan.plans.tasks import (
     TASK_SORT,
     create_task,
     list_my_tasks,
+    save_task,
     update_task,
     update_task_at_once,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "restore_goal",
     "restore_milestone",
     "restore_plan",
+    "save_task",
     "task_view",
     "update_goal",
     "update_milestone",

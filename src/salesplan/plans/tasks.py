@@ -16,6 +16,7 @@ from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import not_found
+from salesplan.kit.uow import UnitOfWork
 from salesplan.models.plans import Plan, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans import write_repository as writes
@@ -55,7 +56,7 @@ async def create_task(
 ) -> uuid.UUID:
     plan = await live_plan(session, ctx, plan_id)
     await check_milestone(session, ctx, plan_id, body.milestone_id)
-    await check_assignee(session, ctx, body.assigned_to_id)
+    await check_assignee(session, ctx, plan_id, body.assigned_to_id)
     row = task_row(body, plan, ctx, milestone_id=body.milestone_id)
     session.add(row)
     await plan_written(session, plan_id)
@@ -117,6 +118,24 @@ async def update_task_at_once(
 _TASK_EVENTS = ("plan_task.updated", "plan_task.completed", "plan.updated")
 
 
+async def save_task(
+    uow: UnitOfWork,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    task_id: uuid.UUID,
+    body: TaskUpdate,
+) -> dict[str, Any]:
+    """updatePlanTask on the unit of work's driver connection: one statement when it applies
+    (`update_task_at_once`), else the checks and the write in one transaction
+    (`update_task`); committed before it returns. What the route and a buyer's tick in a
+    room (contract §16) both run."""
+    task = await update_task_at_once(await uow.writer(), ctx, plan_id, task_id, body)
+    if task is None:
+        async with uow.atomic() as conn:
+            task = await update_task(conn, ctx, plan_id, task_id, body)
+    return task
+
+
 def _may_be_refused(sent: dict[str, Any]) -> bool:
     """Whether something sent may be refused: a null where none may be, or a reference."""
     nulls = any(k in sent and sent[k] is None for k in TaskUpdate.not_null)
@@ -152,7 +171,7 @@ async def update_task(
             raise plan_archived(plan_id)
         reject_nulls(sent, TaskUpdate.not_null)
         await check_milestone(conn, ctx, plan_id, sent.get("milestone_id"))
-        await check_assignee(conn, ctx, sent.get("assigned_to_id"))
+        await check_assignee(conn, ctx, plan_id, sent.get("assigned_to_id"))
     _set(params, sent)
     row = await writes.task_update(frozenset(sent)).fetchrow(conn, params)
     if row is None:

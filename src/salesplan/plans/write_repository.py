@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, select, update
+from sqlalchemy import bindparam, case, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
@@ -20,7 +20,7 @@ from salesplan.kit.scoping import (
     scoped,
     scoped_by_parameter,
 )
-from salesplan.models.crm import BuyingGroup
+from salesplan.models.crm import BuyingGroup, Contact, Opportunity
 from salesplan.models.identity import Membership
 from salesplan.models.plans import PlanGoal, PlanMilestone
 from salesplan.plans.changes import changed
@@ -47,6 +47,74 @@ _LIVE_MILESTONE = DriverStatement(
         PlanMilestone,
     )
 )
+
+
+def plan_account(plan_id: Any) -> Any:
+    """The account of the plan `plan_id` (a scalar subquery): its buying group's or its
+    opportunity's; null for a USER plan."""
+    return (
+        select(func.coalesce(BuyingGroup.account_id, Opportunity.account_id))
+        .select_from(
+            P.outerjoin(BuyingGroup, BuyingGroup.id == P.c.buying_group_id).outerjoin(
+                Opportunity, Opportunity.id == P.c.opportunity_id
+            )
+        )
+        .where(P.c.id == plan_id, organization_parameter(P.c))
+        .scalar_subquery()
+    )
+
+
+# Contract §16: an assignee is a user of the organization (seller side) or a live contact of
+# the plan's account (buyer side; a USER plan has none).
+_ASSIGNABLE = DriverStatement(
+    select(
+        exists(
+            scoped_by_parameter(
+                select(Membership.id).where(Membership.user_id == bindparam("assignee_id")),
+                Membership,
+            )
+        ),
+        exists(
+            scoped_by_parameter(
+                select(Contact.id).where(
+                    Contact.id == bindparam("assignee_id"),
+                    Contact.archived_at.is_(None),
+                    Contact.account_id == plan_account(bindparam("plan_id")),
+                ),
+                Contact,
+            )
+        ),
+    )
+)
+
+
+async def is_assignable(
+    db: Db, ctx: TenantScope, plan_id: uuid.UUID, assignee_id: uuid.UUID
+) -> bool:
+    params = {
+        "assignee_id": assignee_id,
+        "plan_id": plan_id,
+        "organization_id": ctx.organization_id,
+    }
+    row = await _ASSIGNABLE.fetchrow(db, params)
+    return row is not None and (bool(row[0]) or bool(row[1]))
+
+
+async def account_contact_ids(
+    session: AsyncSession, ctx: TenantScope, plan_id: uuid.UUID, ids: Collection[Any]
+) -> set[Any]:
+    """Which of `ids` are live contacts of the plan's account."""
+    stmt = scoped(
+        select(Contact.id).where(
+            Contact.id.in_(ids),
+            Contact.archived_at.is_(None),
+            Contact.account_id == plan_account(bindparam("plan_id")),
+        ),
+        ctx,
+        Contact,
+    )
+    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
+    return set((await session.execute(stmt, params)).scalars())
 
 
 async def is_member(db: Db, ctx: TenantScope, user_id: uuid.UUID) -> bool:

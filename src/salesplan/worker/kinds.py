@@ -16,7 +16,7 @@ def job_kinds() -> list[JobKind]:
         prune_webhook_events,
         run_webhook_delivery,
     )
-    from salesplan.worker.pruning import Periodic, idempotency_pruning
+    from salesplan.worker.pruning import Periodic, idempotency_pruning, room_pruning
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
@@ -26,5 +26,6 @@ def job_kinds() -> list[JobKind]:
         run_webhook_delivery,
         Periodic("run_webhook_prune", PRUNE_EVERY_SECONDS, prune_webhook_events),
         idempotency_pruning(),
+        room_pruning(),
     ]
     return kinds

@@ -6,7 +6,8 @@ makes one for each loop, so there is no module global), and answers 0 so that pr
 keeps the loop awake. A failure is logged and tried again at the next turn of the clock.
 
 - idempotency records past their 24 hours (contract §6), every minute: a key is free again;
-- webhook events older than 30 days (contract §13), every hour.
+- webhook events older than 30 days (contract §13), every hour;
+- a buyer room's sign-in codes a day old and expired room sessions (contract §16), every hour.
 """
 
 from __future__ import annotations
@@ -55,3 +56,17 @@ async def prune_idempotency_records(ctx: WorkerContext) -> None:
 
 def idempotency_pruning() -> Periodic:
     return Periodic("run_idempotency_pruning", IDEMPOTENCY_EVERY_SECONDS, prune_idempotency_records)
+
+
+ROOMS_EVERY_SECONDS = 3600.0
+
+
+async def prune_room_sign_ins(ctx: WorkerContext) -> None:
+    from salesplan.rooms.access import prune
+
+    async with ctx.unit_of_work() as uow:
+        await prune(await uow.session())
+
+
+def room_pruning() -> Periodic:
+    return Periodic("run_room_pruning", ROOMS_EVERY_SECONDS, prune_room_sign_ins)

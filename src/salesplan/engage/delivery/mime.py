@@ -12,6 +12,7 @@ from email.header import Header
 from email.utils import formataddr, formatdate, parseaddr
 
 from salesplan.engage.delivery.dkim import DkimSigner
+from salesplan.engage.delivery.sealed import unseal
 from salesplan.engage.delivery.signing import click_url, open_url, unsubscribe_url
 from salesplan.models.engage_delivery import EngageMessage
 
@@ -78,6 +79,9 @@ def build_email(
     generator cost ~4 ms a message: the throughput of a worker is bounded by it
     (bench/delivery.py)."""
     boundary = f"=_sp_{secrets.token_hex(12)}"
+    text, markup = message.body, tracked_html(message, origin, key)
+    if message.sealed is not None:  # a transactional message's secrets, filled in only here
+        text, markup = unseal(key, message.sealed, text, markup)
     headers = [
         ("From", _address(sender)),
         ("To", _address(message.to_address or "")),
@@ -94,10 +98,10 @@ def build_email(
     body = b"".join(
         (
             delimiter,
-            _part("plain", message.body),
+            _part("plain", text),
             b"\r\n",
             delimiter,
-            _part("html", tracked_html(message, origin, key)),
+            _part("html", markup),
             b"\r\n",
             f"--{boundary}--\r\n".encode(),
         )

@@ -183,6 +183,7 @@ def sent_statement() -> Any:
             last_error=None,
             next_attempt_at=None,
             sent_at=at,
+            sealed=None,  # a transactional message's secrets do not outlive its sending
             from_address=case(
                 (table.c.channel == "EMAIL", bindparam("b_from", type_=table.c.from_address.type)),
                 else_=None,
@@ -208,6 +209,8 @@ def _outcome_statement() -> Any:
             last_error=bindparam("last_error"),
             next_attempt_at=bindparam("next_attempt_at"),
             sent_at=bindparam("sent_at"),
+            # A message that failed for good keeps no secret (engage/delivery/sealed.py).
+            sealed=case((bindparam("status") == "failed", None), else_=table.c.sealed),
             from_address=None,
             lease_owner=None,
             lease_expires_at=None,

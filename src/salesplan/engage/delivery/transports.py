@@ -17,6 +17,7 @@ import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.config import Settings
+from salesplan.engage.delivery import sealed
 from salesplan.engage.delivery.dkim import DkimSigner
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.mime import build_email
@@ -97,6 +98,8 @@ async def send_email_batch(
                     await client.sendmail(envelope_from, [message.to_address or ""], mail)
                     outcomes[message.id] = Outcome(message.id, "sent")
                     await on_sent(message)
+                except sealed.Unreadable:
+                    outcomes[message.id] = Outcome(message.id, "failed", sealed.UNREADABLE)
                 except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
                     outcome = _smtp_outcome(message, exc)
                     outcomes[message.id] = outcome
