@@ -28,6 +28,7 @@ from salesplan_client.models.common import (
     BuyingGroupPatch,
     CampaignIn,
     CampaignPatch,
+    CommentIn,
     ConnectionIn,
     Contact,
     ContactIn,
@@ -71,9 +72,12 @@ from salesplan_client.models.common import (
     RelationshipMapIn,
     RelationshipMapPatch,
     ReplayIn,
+    RoomIn,
     Segment,
+    SendMessage,
     SendMessageIn,
     SendWindowIn,
+    ShareIn,
     StepIn,
     TaskCreate,
     TaskSeed,
@@ -96,16 +100,15 @@ from salesplan_client.models.engage_campaigns import (
 )
 from salesplan_client.models.engage_drafts import Draft
 from salesplan_client.models.engage_lists import List, Member, MembersAdded
-from salesplan_client.models.engage_messages import SendMessage
 from salesplan_client.models.engage_queue import AnalyticsDay, AnalyticsTotals, EngageAnalytics
 from salesplan_client.models.engage_replies import Reply
 from salesplan_client.models.engage_suppressions import Suppression
 from salesplan_client.models.engage_templates import Preview, Template
 from salesplan_client.models.feed import (
     AttentionItem,
-    Author,
     Bucket,
     FeedAnalytics,
+    FeedAuthor,
     FeedMessage,
     InboxItem,
     Participant,
@@ -129,6 +132,7 @@ from salesplan_client.models.oauth import (
 from salesplan_client.models.organizations import Organization, OrganizationUser
 from salesplan_client.models.plan_goals import GoalList
 from salesplan_client.models.plan_milestones import MilestoneList, MilestoneOrder
+from salesplan_client.models.plan_rooms import Comment, Room, RoomsAuthor, Share, ShareCreated
 from salesplan_client.models.plan_tasks import TaskList
 from salesplan_client.models.plans import Plan, PlanListResponse
 from salesplan_client.models.relationship_maps import (
@@ -153,7 +157,6 @@ __all__ = [
     "Attendee",
     "AttendeeIn",
     "AttentionItem",
-    "Author",
     "Bucket",
     "BulkAccounts",
     "BulkAccountsIn",
@@ -168,6 +171,8 @@ __all__ = [
     "CampaignIn",
     "CampaignPatch",
     "CampaignStatus",
+    "Comment",
+    "CommentIn",
     "Connection",
     "ConnectionIn",
     "Contact",
@@ -189,6 +194,7 @@ __all__ = [
     "Event",
     "EventPatch",
     "FeedAnalytics",
+    "FeedAuthor",
     "FeedMessage",
     "Flow",
     "FlowIn",
@@ -252,12 +258,18 @@ __all__ = [
     "Replay",
     "ReplayIn",
     "Reply",
+    "Room",
+    "RoomIn",
+    "RoomsAuthor",
     "Segment",
     "SegmentOut",
     "SendMessage",
     "SendMessageIn",
     "SendWindow",
     "SendWindowIn",
+    "Share",
+    "ShareCreated",
+    "ShareIn",
     "StartCampaign",
     "Step",
     "StepIn",

@@ -26,6 +26,7 @@ __all__ = [
     "BuyingGroupPatch",
     "CampaignIn",
     "CampaignPatch",
+    "CommentIn",
     "ConnectionIn",
     "Contact",
     "ContactIn",
@@ -69,9 +70,12 @@ __all__ = [
     "RelationshipMapIn",
     "RelationshipMapPatch",
     "ReplayIn",
+    "RoomIn",
     "Segment",
+    "SendMessage",
     "SendMessageIn",
     "SendWindowIn",
+    "ShareIn",
     "StepIn",
     "TaskCreate",
     "TaskSeed",
@@ -257,6 +261,13 @@ class CampaignPatch(ApiObject):
     flow: FlowIn | None = None
     status: Literal["draft", "active", "paused", "completed"] | None = None
     send_window: SendWindowIn | None = Field(default=None, alias="sendWindow")
+
+
+class CommentIn(ApiObject):
+    """createPlanTaskComment: plain text; `internal` comments stay on the seller side."""
+
+    body: str
+    internal: bool | None = None
 
 
 class ConnectionIn(ApiObject):
@@ -825,6 +836,21 @@ class ReplayIn(ApiObject):
     since: AwareDatetime
 
 
+class RoomIn(ApiObject):
+    """updatePlanRoom (PUT replaces: what is left out is empty)."""
+
+    hidden_milestone_ids: list[str] | None = Field(default=None, alias="hiddenMilestoneIds")
+    hidden_goal_ids: list[str] | None = Field(default=None, alias="hiddenGoalIds")
+    hidden_task_ids: list[str] | None = Field(default=None, alias="hiddenTaskIds")
+    welcome_message: str | None = Field(default=None, alias="welcomeMessage")
+
+
+class SendMessage(ApiObject):
+    """SendMessageOut"""
+
+    message: QueueItem
+
+
 class SendMessageIn(ApiObject):
     """contactId or to; without templateId and draftId, a body (and for EMAIL a subject);
     an EMAIL `to` holds an @.
@@ -839,6 +865,16 @@ class SendMessageIn(ApiObject):
     body: str | None = None
     body_html: str | None = Field(default=None, alias="bodyHtml")
     scheduled_at: AwareDatetime | None = Field(default=None, alias="scheduledAt")
+
+
+class ShareIn(ApiObject):
+    """createPlanShare: a contact of the plan's account, by id or by address (exactly one)."""
+
+    contact_id: str | None = Field(default=None, alias="contactId")
+    email: str | None = None
+    role: Literal["viewer", "collaborator"]
+    expires_at: AwareDatetime | None = Field(default=None, alias="expiresAt")
+    allow_invites: bool | None = Field(default=None, alias="allowInvites")
 
 
 class TaskCreate(ApiObject):

@@ -13,9 +13,9 @@ from salesplan_client._models import ApiObject
 
 __all__ = [
     "AttentionItem",
-    "Author",
     "Bucket",
     "FeedAnalytics",
+    "FeedAuthor",
     "FeedMessage",
     "InboxItem",
     "Participant",
@@ -31,13 +31,6 @@ class AttentionItem(ApiObject):
     entity_type: str = Field(alias="entityType")
     entity_id: str = Field(alias="entityId")
     since: AwareDatetime
-
-
-class Author(ApiObject):
-    """Author"""
-
-    email: str | None = None
-    name: str | None = None
 
 
 class Bucket(ApiObject):
@@ -73,6 +66,13 @@ class FeedAnalytics(ApiObject):
     totals: Totals
 
 
+class FeedAuthor(ApiObject):
+    """FeedAuthor"""
+
+    email: str | None = None
+    name: str | None = None
+
+
 class FeedMessage(ApiObject):
     """FeedMessageOut"""
 
@@ -80,7 +80,7 @@ class FeedMessage(ApiObject):
     thread_id: str = Field(alias="threadId")
     type: Literal["email", "slack", "calendar"]
     direction: Literal["inbound", "outbound"]
-    author: Author
+    author: FeedAuthor
     subject: str | None
     text: str
     occurred_at: AwareDatetime = Field(alias="occurredAt")

@@ -94,6 +94,11 @@ from salesplan_client.resources.plan_milestones_async import (
     AsyncPlanMilestones,
     AsyncPlanMilestonesWithRawResponse,
 )
+from salesplan_client.resources.plan_rooms import PlanRooms, PlanRoomsWithRawResponse
+from salesplan_client.resources.plan_rooms_async import (
+    AsyncPlanRooms,
+    AsyncPlanRoomsWithRawResponse,
+)
 from salesplan_client.resources.plan_tasks import PlanTasks, PlanTasksWithRawResponse
 from salesplan_client.resources.plan_tasks_async import (
     AsyncPlanTasks,
@@ -172,6 +177,7 @@ class Resources:
         self.plan_milestones = PlanMilestones(client)
         self.plan_goals = PlanGoals(client)
         self.plan_tasks = PlanTasks(client)
+        self.plan_rooms = PlanRooms(client)
         self.accounts = Accounts(client)
         self.buying_groups = BuyingGroups(client)
         self.contacts = Contacts(client)
@@ -193,6 +199,7 @@ class ResourcesWithRawResponse:
         self.plan_milestones = PlanMilestonesWithRawResponse(resources.plan_milestones)
         self.plan_goals = PlanGoalsWithRawResponse(resources.plan_goals)
         self.plan_tasks = PlanTasksWithRawResponse(resources.plan_tasks)
+        self.plan_rooms = PlanRoomsWithRawResponse(resources.plan_rooms)
         self.accounts = AccountsWithRawResponse(resources.accounts)
         self.buying_groups = BuyingGroupsWithRawResponse(resources.buying_groups)
         self.contacts = ContactsWithRawResponse(resources.contacts)
@@ -214,6 +221,7 @@ class AsyncResources:
         self.plan_milestones = AsyncPlanMilestones(client)
         self.plan_goals = AsyncPlanGoals(client)
         self.plan_tasks = AsyncPlanTasks(client)
+        self.plan_rooms = AsyncPlanRooms(client)
         self.accounts = AsyncAccounts(client)
         self.buying_groups = AsyncBuyingGroups(client)
         self.contacts = AsyncContacts(client)
@@ -235,6 +243,7 @@ class AsyncResourcesWithRawResponse:
         self.plan_milestones = AsyncPlanMilestonesWithRawResponse(resources.plan_milestones)
         self.plan_goals = AsyncPlanGoalsWithRawResponse(resources.plan_goals)
         self.plan_tasks = AsyncPlanTasksWithRawResponse(resources.plan_tasks)
+        self.plan_rooms = AsyncPlanRoomsWithRawResponse(resources.plan_rooms)
         self.accounts = AsyncAccountsWithRawResponse(resources.accounts)
         self.buying_groups = AsyncBuyingGroupsWithRawResponse(resources.buying_groups)
         self.contacts = AsyncContactsWithRawResponse(resources.contacts)
@@ -280,6 +289,14 @@ METHODS: dict[str, str] = {
     "getPlanTask": "plan_tasks.get",
     "updatePlanTask": "plan_tasks.update",
     "archivePlanTask": "plan_tasks.archive",
+    "createPlanShare": "plan_rooms.shares.create",
+    "listPlanShares": "plan_rooms.shares.list",
+    "revokePlanShare": "plan_rooms.shares.revoke",
+    "sendPlanShare": "plan_rooms.shares.send",
+    "getPlanRoom": "plan_rooms.get",
+    "updatePlanRoom": "plan_rooms.update",
+    "listPlanTaskComments": "plan_rooms.tasks.list_comments",
+    "createPlanTaskComment": "plan_rooms.tasks.create_comment",
     "listMyTasks": "plan_tasks.list_my_tasks",
     "registerOAuthClient": "oauth.register_client",
     "authorizeOAuthClient": "oauth.authorize_client",
@@ -389,6 +406,8 @@ LIST_ALL: dict[str, str] = {
     "listPlanMilestones": "plan_milestones.list_all",
     "listPlanGoals": "plan_goals.list_all",
     "listPlanTasks": "plan_tasks.list_all",
+    "listPlanShares": "plan_rooms.shares.list_all",
+    "listPlanTaskComments": "plan_rooms.tasks.list_all_comments",
     "listMyTasks": "plan_tasks.list_all_my_tasks",
     "listAccounts": "accounts.list_all",
     "listAccountBuyingGroups": "accounts.buying_groups.list_all",
