@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, MetaData, TypeDecorator, Uuid
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, TypeDecorator, Uuid
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
@@ -80,3 +80,17 @@ class TenantMixin:
     @declared_attr
     def organization_id(cls) -> Mapped[uuid.UUID]:
         return mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+
+
+def sort_indexes(table: str, *columns: str, scope: tuple[str, ...] = ()) -> tuple[Index, ...]:
+    """One index per `sortBy` of a list: (organization, the list's `scope` columns, the sort
+    key, id), so that a cursor page is one index range in page order whatever the list's size
+    (kit.pagination's keyset; tests/sync/test_index.py checks every list's plans). Named
+    `ix_{table}_org_[{scope}_]{key}`, without the `_id` of a scope column nor the `_at` of a
+    time."""
+    indexes = []
+    for column in columns:
+        scoped = (c.removesuffix("_id") for c in scope)
+        name = "_".join(("ix", table, "org", *scoped, column.removesuffix("_at")))
+        indexes.append(Index(name, "organization_id", *scope, column, "id"))
+    return tuple(indexes)
