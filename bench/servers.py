@@ -1,0 +1,159 @@
+"""The server in front: uvicorn against granian (its Rust HTTP stack, ASGI), for the bare floor and
+for our app's hot routes, in one run, rounds alternating between the two.
+
+    .venv/bin/python bench/servers.py [--rounds 3] [--seconds 6] [--connections 64] [--sqlite]
+
+Creates cpu.py's small data set (2,000 accounts, 60 plans and a big one) in a throwaway
+PostgreSQL database beside BENCH_DATABASE_URL (or a SQLite file with `--sqlite`). Each round
+starts, for each server in turn, the bare floor (bench/floor_app.py, 1 process) and drives it,
+then `salesplan serve --server <name>` (1 worker, in-memory limiter, limits raised out of the
+way, access log off as in the other benches) and drives getAccount, listAccounts (limit 50),
+getPlan (big) and listPlans (limit 50) with wrk at 64 connections. Prints req/s and p50/p99 of
+each, each as a ratio to uvicorn's floor of the same round (the issue's unit) and to its own
+server's floor, and the median over the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cpu import HUGE, SECRET, make_data
+from harness import BIN, ROOT, Server, _running, free_port, run_wrk, settle
+
+SERVERS = ("uvicorn", "granian")
+
+
+@contextmanager
+def bare(server: str) -> Iterator[Server]:
+    """bench/floor_app.py under `server`, 1 process, no access log."""
+    port = free_port()
+    if server == "uvicorn":
+        command = [str(BIN / "uvicorn"), "--port", str(port), "--log-level", "warning"]
+        command += ["--no-access-log", "--factory", "--app-dir", str(ROOT / "bench")]
+    else:
+        command = [str(BIN / "granian"), "--interface", "asgi", "--port", str(port)]
+        command += ["--log-level", "warning", "--factory", "--working-dir", str(ROOT / "bench")]
+    command.append("floor_app:create_app")
+    with _running(command, {}, f"http://127.0.0.1:{port}", "/floor") as running:
+        yield running
+
+
+@contextmanager
+def app(server: str, env: dict[str, str]) -> Iterator[Server]:
+    import os
+
+    port = free_port()
+    command = [str(BIN / "salesplan"), "serve", "--port", str(port), "--server", server]
+    full = os.environ | env | {"SALESPLAN_LOG_LEVEL": "warning"}
+    with _running(command, full, f"http://127.0.0.1:{port}", "/healthz") as running:
+        yield running
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=6)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--sqlite", action="store_true")
+    args = parser.parse_args()
+    drop = None
+    if args.sqlite:
+        url = f"sqlite+aiosqlite:///{tempfile.mkdtemp(prefix='salesplan-servers-')}/bench.db"
+    else:
+        from run import create_database, drop_database
+
+        url = asyncio.run(create_database())
+        drop = drop_database
+    try:
+        data = asyncio.run(make_data(url, 2000))
+        from salesplan.ratelimit.policy import GROUPS
+
+        env = {
+            "SALESPLAN_DATABASE_URL": url,
+            "SALESPLAN_SECRET_KEY": SECRET,
+            "SALESPLAN_RATE_LIMITS": json.dumps({g: {"read": HUGE, "write": HUGE} for g in GROUPS}),
+            "SALESPLAN_REDIS_URL": "",
+        }
+        auth = f"Bearer {data['key']}"
+        routes = {
+            "getAccount": f"/api/v1/accounts/{data['account']}",
+            "listAccounts": "/api/v1/accounts?limit=50",
+            "getPlan (big)": f"/api/v1/plans/{data['plan']}",
+            "listPlans": "/api/v1/plans?limit=50",
+        }
+        rps: dict[tuple[str, str], list[float]] = defaultdict(list)
+        ratio: dict[tuple[str, str], list[float]] = defaultdict(list)
+        own: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for round_ in range(args.rounds):
+            order = SERVERS if round_ % 2 == 0 else tuple(reversed(SERVERS))
+            floors: dict[str, float] = {}
+            results: dict[tuple[str, str], float] = {}
+            for server in order:
+                with bare(server) as running:
+                    for _ in range(50):
+                        httpx.get(running.url + "/floor", timeout=30)
+                    r = run_wrk(
+                        running.url + "/floor", connections=args.connections, seconds=args.seconds
+                    )
+                floors[server] = r.rps
+                results[(server, "floor")] = r.rps
+                print(f"round {round_ + 1} {server:8} {'floor':14} {r.rps:8.0f} req/s  p50 "
+                      f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}", flush=True)
+                settle()
+                with app(server, env) as running:
+                    for path in routes.values():
+                        for _ in range(30):
+                            resp = httpx.get(running.url + path, headers={"Authorization": auth})
+                            assert resp.status_code == 200, resp.text[:300]
+                    for name, path in routes.items():
+                        r = run_wrk(
+                            running.url + path,
+                            connections=args.connections,
+                            seconds=args.seconds,
+                            auth=auth,
+                        )
+                        assert not r.non_2xx, (server, name, r.non_2xx)
+                        results[(server, name)] = r.rps
+                        print(f"round {round_ + 1} {server:8} {name:14} {r.rps:8.0f} req/s  p50 "
+                              f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}", flush=True)
+                settle()
+            for (server, name), value in results.items():
+                rps[(server, name)].append(value)
+                ratio[(server, name)].append(value / floors["uvicorn"])
+                own[(server, name)].append(value / floors[server])
+        print(f"\nmedian of {args.rounds} rounds; ratios to uvicorn's bare floor of each round "
+              "(and to the server's own floor)")
+        print(f"{'route':14} " + "  ".join(f"{s:>30}" for s in SERVERS) + "  granian/uvicorn")
+        for name in ("floor", *routes):
+            cells = []
+            for server in SERVERS:
+                key = (server, name)
+                cells.append(
+                    f"{statistics.median(rps[key]):8.0f} {statistics.median(ratio[key]):6.3f} "
+                    f"({statistics.median(own[key]):6.3f})"
+                )
+            gain = statistics.median(
+                g / u for g, u in zip(rps[("granian", name)], rps[("uvicorn", name)], strict=True)
+            )
+            print(f"{name:14} " + "  ".join(f"{c:>30}" for c in cells) + f"  {gain:6.2f}x")
+    finally:
+        if drop is not None:
+            asyncio.run(drop(url))
+
+
+if __name__ == "__main__":
+    main()
