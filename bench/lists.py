@@ -13,7 +13,7 @@ as many. It serves both through the whole app in this process (httpx's ASGI tran
 rate limits off, tenancy, the list's route), walks each list to its third cursor page and then
 asks for that page `--requests` times per size, alternating small and large so that the
 machine's load falls on both alike. Prints the p50 of each (ms) and large/small; the goal is
-≤ 1.3× (cursor mode never counts; page mode is not measured here).
+<= 1.3x (cursor mode never counts; page mode is not measured here).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -35,10 +36,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import httpx  # noqa: E402
-from sqlalchemy import insert, text  # noqa: E402
-from sqlalchemy.engine import make_url  # noqa: E402
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine  # noqa: E402
+import httpx
+from sqlalchemy import insert, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 BASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 SECRET = "bench-lists-" + uuid.uuid4().hex
@@ -305,7 +306,7 @@ async def seed(url: str, size: int) -> tuple[str, str]:
                 password="bench-pass",
                 role="admin",
             )
-            made, raw = await create_api_key(session, user_id=user.id, name="bench")
+            _, raw = await create_api_key(session, user_id=user.id, name="bench")
             if name == "Bench":
                 key, org_id = raw, str(org.id)
             rows = Rows(random.Random(size + len(name)), org.id, user.id)
@@ -359,7 +360,56 @@ async def timed(served: Served, url: str) -> float:
     return elapsed
 
 
-async def measure(small: Served, large: Served, requests: int, only: list[str]) -> list[str]:
+@contextmanager
+def statements(engine: Any) -> Iterator[list[tuple[str, Any]]]:
+    """The list page statements run meanwhile, with their arguments: through SQLAlchemy
+    (`before_cursor_execute`) or straight on the driver (kit.driver)."""
+    from sqlalchemy import event
+
+    from salesplan.kit.driver import DriverStatement
+
+    found: list[tuple[str, Any]] = []
+
+    def on_execute(conn: Any, cursor: Any, sql: str, params: Any, *_: Any) -> None:
+        if "_sort_key" in sql:
+            found.append((sql, params))
+
+    original = DriverStatement._on_asyncpg
+
+    async def on_asyncpg(self: Any, conn: Any, method: str, params: Any) -> Any:
+        compiled = self._compiled(conn)
+        if "_sort_key" in compiled.sql:
+            found.append((compiled.sql, compiled.args(params)))
+        return await original(self, conn, method, params)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", on_execute)
+    DriverStatement._on_asyncpg = on_asyncpg  # type: ignore[method-assign]
+    try:
+        yield found
+    finally:
+        DriverStatement._on_asyncpg = original  # type: ignore[method-assign]
+        event.remove(engine.sync_engine, "before_cursor_execute", on_execute)
+
+
+async def explain(served: Served, url: str, engine: Any) -> list[str]:
+    """EXPLAIN ANALYZE (PostgreSQL) of the statements one request of `url` runs."""
+    with statements(engine) as found:
+        await timed(served, url)
+    out = []
+    async with engine.connect() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+        for sql, args in found:
+            if "%s" in sql:
+                parts = sql.split("%s")
+                sql = "".join(f"{p}${i + 1}" for i, p in enumerate(parts[:-1])) + parts[-1]
+            rows = await raw.fetch("EXPLAIN (ANALYZE, COSTS OFF) " + sql, *args)
+            out += [r[0] for r in rows]
+    return out
+
+
+async def measure(
+    small: Served, large: Served, requests: int, only: list[str], engine: Any = None
+) -> list[str]:
     lines = [
         f"{'list':24} {'sortBy':10} {'order':5} {small.size:>8,} {large.size:>8,}  ratio",
     ]
@@ -378,6 +428,9 @@ async def measure(small: Served, large: Served, requests: int, only: list[str]) 
                         times[i].append(await timed(s, urls[i]))
                 a, b = statistics.median(times[0]), statistics.median(times[1])
                 worst = max(worst, b / a)
+                if engine is not None and order == "asc":
+                    plan = await explain(large, urls[1], engine)
+                    print("\n".join("    " + line for line in plan), flush=True)
                 line = f"{listed.name:24} {sort:10} {order:5} {a:8.2f} {b:8.2f}  {b / a:5.2f}"
                 lines.append(line + ("  over 1.3" if b / a > 1.3 else ""))
                 print(line, flush=True)
@@ -385,10 +438,13 @@ async def measure(small: Served, large: Served, requests: int, only: list[str]) 
     return lines
 
 
-async def run_engine(engine: str, sizes: tuple[int, int], requests: int, only: list[str]) -> None:
+async def run_engine(
+    engine: str, sizes: tuple[int, int], requests: int, only: list[str], explain_plans: bool
+) -> None:
     from salesplan.app import create_app
     from salesplan.config import Settings
 
+    engine_name_is_pg = engine == "postgresql"
     folder = Path(tempfile.mkdtemp(prefix="salesplan-lists-"))
     urls: list[str] = []
     base = make_url(BASE_URL)
@@ -427,7 +483,8 @@ async def run_engine(engine: str, sizes: tuple[int, int], requests: int, only: l
         async with apps[0].router.lifespan_context(apps[0]):
             async with apps[1].router.lifespan_context(apps[1]):
                 print(f"\n{engine}: third cursor page (limit 50), p50 ms of {requests} requests")
-                lines = await measure(served[0], served[1], requests, only)
+                engine = apps[1].state.engine if explain_plans and engine_name_is_pg else None
+                lines = await measure(served[0], served[1], requests, only, engine)
                 print(lines[-1])
         for s in served:
             await s.client.aclose()
@@ -448,10 +505,17 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=50_000)
     parser.add_argument("--requests", type=int, default=15)
     parser.add_argument("--only", action="append", default=[])
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="PostgreSQL: EXPLAIN ANALYZE of each ascending third page at the large size",
+    )
     args = parser.parse_args()
     engines = ("postgresql", "sqlite") if args.engine == "both" else (args.engine,)
     for engine in engines:
-        asyncio.run(run_engine(engine, (args.small, args.large), args.requests, args.only))
+        asyncio.run(
+            run_engine(engine, (args.small, args.large), args.requests, args.only, args.explain)
+        )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -32,7 +31,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu import HUGE, SECRET, make_data
-from harness import BIN, ROOT, Server, _running, free_port, run_wrk, settle
+from harness import BIN, ROOT, Server, WrkResult, _running, cpu_seconds, free_port, run_wrk, settle
 
 SERVERS = ("uvicorn", "granian")
 
@@ -61,6 +60,19 @@ def app(server: str, env: dict[str, str]) -> Iterator[Server]:
     full = os.environ | env | {"SALESPLAN_LOG_LEVEL": "warning"}
     with _running(command, full, f"http://127.0.0.1:{port}", "/healthz") as running:
         yield running
+
+
+def drive(
+    running: Server, path: str, args: argparse.Namespace, auth: str = ""
+) -> tuple[WrkResult, float]:
+    """wrk's result and the server's CPU milliseconds per request (every process of it: a
+    CPU figure holds on a busy machine where req/s swings)."""
+    pids = running.pids()
+    before = sum(cpu_seconds(pids))
+    result = run_wrk(
+        running.url + path, connections=args.connections, seconds=args.seconds, auth=auth
+    )
+    return result, 1000 * (sum(cpu_seconds(pids)) - before) / max(result.requests, 1)
 
 
 def main() -> None:
@@ -98,6 +110,7 @@ def main() -> None:
         rps: dict[tuple[str, str], list[float]] = defaultdict(list)
         ratio: dict[tuple[str, str], list[float]] = defaultdict(list)
         own: dict[tuple[str, str], list[float]] = defaultdict(list)
+        cpu: dict[tuple[str, str], list[float]] = defaultdict(list)
         for round_ in range(args.rounds):
             order = SERVERS if round_ % 2 == 0 else tuple(reversed(SERVERS))
             floors: dict[str, float] = {}
@@ -106,13 +119,15 @@ def main() -> None:
                 with bare(server) as running:
                     for _ in range(50):
                         httpx.get(running.url + "/floor", timeout=30)
-                    r = run_wrk(
-                        running.url + "/floor", connections=args.connections, seconds=args.seconds
-                    )
+                    r, cpu_ms = drive(running, "/floor", args)
                 floors[server] = r.rps
+                cpu[(server, "floor")].append(cpu_ms)
                 results[(server, "floor")] = r.rps
-                print(f"round {round_ + 1} {server:8} {'floor':14} {r.rps:8.0f} req/s  p50 "
-                      f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}", flush=True)
+                print(
+                    f"round {round_ + 1} {server:8} {'floor':14} {r.rps:8.0f} req/s  p50 "
+                    f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}",
+                    flush=True,
+                )
                 settle()
                 with app(server, env) as running:
                     for path in routes.values():
@@ -128,15 +143,20 @@ def main() -> None:
                         )
                         assert not r.non_2xx, (server, name, r.non_2xx)
                         results[(server, name)] = r.rps
-                        print(f"round {round_ + 1} {server:8} {name:14} {r.rps:8.0f} req/s  p50 "
-                              f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}", flush=True)
+                        print(
+                            f"round {round_ + 1} {server:8} {name:14} {r.rps:8.0f} req/s  p50 "
+                            f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}",
+                            flush=True,
+                        )
                 settle()
             for (server, name), value in results.items():
                 rps[(server, name)].append(value)
                 ratio[(server, name)].append(value / floors["uvicorn"])
                 own[(server, name)].append(value / floors[server])
-        print(f"\nmedian of {args.rounds} rounds; ratios to uvicorn's bare floor of each round "
-              "(and to the server's own floor)")
+        print(
+            f"\nmedian of {args.rounds} rounds; ratios to uvicorn's bare floor of each round "
+            "(and to the server's own floor)"
+        )
         print(f"{'route':14} " + "  ".join(f"{s:>30}" for s in SERVERS) + "  granian/uvicorn")
         for name in ("floor", *routes):
             cells = []
@@ -150,6 +170,14 @@ def main() -> None:
                 g / u for g, u in zip(rps[("granian", name)], rps[("uvicorn", name)], strict=True)
             )
             print(f"{name:14} " + "  ".join(f"{c:>30}" for c in cells) + f"  {gain:6.2f}x")
+        print("\nserver CPU ms per request (median), and the bare uvicorn floor's CPU over it")
+        for name in ("floor", *routes):
+            cells = []
+            for server in SERVERS:
+                ms = statistics.median(cpu[(server, name)])
+                floor_ms = statistics.median(cpu[("uvicorn", "floor")])
+                cells.append(f"{server} {ms:6.3f} ms ({floor_ms / ms:5.3f})")
+            print(f"{name:14} " + "   ".join(cells))
     finally:
         if drop is not None:
             asyncio.run(drop(url))
