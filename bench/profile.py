@@ -15,8 +15,6 @@ stdout.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -29,7 +27,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu import HUGE, SECRET, make_data
+from cpu import small_data_set
 from harness import BIN, free_port, run_wrk
 
 
@@ -85,23 +83,8 @@ def main() -> None:
     parser.add_argument("--server", default="uvicorn")
     parser.add_argument("--all", action="store_true", help="pyinstrument --show-all")
     args = parser.parse_args()
-    drop = None
-    if args.sqlite:
-        url = f"sqlite+aiosqlite:///{tempfile.mkdtemp(prefix='salesplan-profile-')}/bench.db"
-    else:
-        from run import create_database, drop_database
-
-        url = asyncio.run(create_database())
-        drop = drop_database
-    try:
-        data = asyncio.run(make_data(url, 2000))
-        from salesplan.ratelimit.policy import GROUPS
-
-        env = {
-            "SALESPLAN_DATABASE_URL": url,
-            "SALESPLAN_SECRET_KEY": SECRET,
-            "SALESPLAN_RATE_LIMITS": json.dumps({g: {"read": HUGE, "write": HUGE} for g in GROUPS}),
-            "SALESPLAN_REDIS_URL": "",
+    with small_data_set(args.sqlite, "salesplan-profile-") as (data, env):
+        env = env | {
             "AUTH": f"Bearer {data['key']}",
         }
         routes = {
@@ -114,9 +97,6 @@ def main() -> None:
             if args.only and name not in args.only:
                 continue
             print(profile(name, path, env, args), flush=True)
-    finally:
-        if drop is not None:
-            asyncio.run(drop(url))
 
 
 if __name__ == "__main__":

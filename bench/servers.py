@@ -16,11 +16,8 @@ server's floor, and the median over the rounds.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import statistics
 import sys
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +27,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from cpu import HUGE, SECRET, make_data
+from cpu import small_data_set
 from harness import BIN, ROOT, Server, WrkResult, _running, cpu_seconds, free_port, run_wrk, settle
 
 SERVERS = ("uvicorn", "granian")
@@ -82,24 +79,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--sqlite", action="store_true")
     args = parser.parse_args()
-    drop = None
-    if args.sqlite:
-        url = f"sqlite+aiosqlite:///{tempfile.mkdtemp(prefix='salesplan-servers-')}/bench.db"
-    else:
-        from run import create_database, drop_database
-
-        url = asyncio.run(create_database())
-        drop = drop_database
-    try:
-        data = asyncio.run(make_data(url, 2000))
-        from salesplan.ratelimit.policy import GROUPS
-
-        env = {
-            "SALESPLAN_DATABASE_URL": url,
-            "SALESPLAN_SECRET_KEY": SECRET,
-            "SALESPLAN_RATE_LIMITS": json.dumps({g: {"read": HUGE, "write": HUGE} for g in GROUPS}),
-            "SALESPLAN_REDIS_URL": "",
-        }
+    with small_data_set(args.sqlite, "salesplan-servers-") as (data, env):
         auth = f"Bearer {data['key']}"
         routes = {
             "getAccount": f"/api/v1/accounts/{data['account']}",
@@ -178,9 +158,6 @@ def main() -> None:
                 floor_ms = statistics.median(cpu[("uvicorn", "floor")])
                 cells.append(f"{server} {ms:6.3f} ms ({floor_ms / ms:5.3f})")
             print(f"{name:14} " + "   ".join(cells))
-    finally:
-        if drop is not None:
-            asyncio.run(drop(url))
 
 
 if __name__ == "__main__":

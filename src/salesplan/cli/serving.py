@@ -53,6 +53,7 @@ def _granian(host: str, port: int, workers: int, log_level: str) -> None:
         port=port,
         interface=Interfaces.ASGI,  # with the lifespan (the in-process worker, gc.freeze)
         workers=workers,
+        respawn_failed_workers=True,  # as uvicorn's supervisor: a worker that dies comes back
         websockets=False,
         log_level=level,
         log_access=level in (LogLevels.info, LogLevels.debug, LogLevels.notset),
