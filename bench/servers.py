@@ -105,7 +105,7 @@ def main() -> None:
                 results[(server, "floor")] = r.rps
                 print(
                     f"round {round_ + 1} {server:8} {'floor':14} {r.rps:8.0f} req/s  p50 "
-                    f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}",
+                    f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}  cpu {cpu_ms:.3f} ms",
                     flush=True,
                 )
                 settle()
@@ -115,17 +115,13 @@ def main() -> None:
                             resp = httpx.get(running.url + path, headers={"Authorization": auth})
                             assert resp.status_code == 200, resp.text[:300]
                     for name, path in routes.items():
-                        r = run_wrk(
-                            running.url + path,
-                            connections=args.connections,
-                            seconds=args.seconds,
-                            auth=auth,
-                        )
+                        r, cpu_ms = drive(running, path, args, auth)
                         assert not r.non_2xx, (server, name, r.non_2xx)
                         results[(server, name)] = r.rps
+                        cpu[(server, name)].append(cpu_ms)
                         print(
                             f"round {round_ + 1} {server:8} {name:14} {r.rps:8.0f} req/s  p50 "
-                            f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}",
+                            f"{r.p50_ms:6.2f}  p99 {r.p99_ms:7.2f}  cpu {cpu_ms:.3f} ms",
                             flush=True,
                         )
                 settle()
