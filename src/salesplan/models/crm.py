@@ -72,7 +72,7 @@ class Account(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_accounts_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_accounts_org_updated", "organization_id", "updated_at", "id"),
-        *sort_indexes("accounts", "name"),
+        *sort_indexes("accounts", "name", live=True),
         trigram_index("accounts", "name"),
         trigram_index("accounts", "domain"),
     )
@@ -98,7 +98,7 @@ class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_contacts_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_contacts_org_updated", "organization_id", "updated_at", "id"),
-        *sort_indexes("contacts", "last_name", "email"),
+        *sort_indexes("contacts", "last_name", "email", live=True),
         trigram_index("contacts", "first_name"),
         trigram_index("contacts", "last_name"),
         trigram_index("contacts", "email"),
@@ -140,7 +140,7 @@ class Opportunity(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_opportunities_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_opportunities_org_updated", "organization_id", "updated_at", "id"),
-        *sort_indexes("opportunities", "name", "close_date"),
+        *sort_indexes("opportunities", "name", "close_date", live=True),
         trigram_index("opportunities", "name"),
     )
 
@@ -173,7 +173,7 @@ class BuyingGroup(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
             sqlite_where=text("is_default = 1"),
         ),
         trigram_index("buying_groups", "name"),
-        *sort_indexes("buying_groups", "created_at", "updated_at", "name"),
+        *sort_indexes("buying_groups", "created_at", "updated_at", "name", live=True),
     )
 
     account_id: Mapped[uuid.UUID] = mapped_column(
@@ -211,7 +211,7 @@ class Lead(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_leads_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_leads_org_updated", "organization_id", "updated_at", "id"),
-        *sort_indexes("leads", "last_name", "email"),
+        *sort_indexes("leads", "last_name", "email", live=True),
         trigram_index("leads", "first_name"),
         trigram_index("leads", "last_name"),
         trigram_index("leads", "email"),

@@ -36,7 +36,10 @@ ENROLLMENT_FINAL = ("completed", "replied", "stopped", "skipped")
 class EngageTemplate(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __tablename__ = "engage_templates"
     __display_name__ = "Template"
-    __table_args__ = sort_indexes("engage_templates", "created_at", "updated_at", "name")
+    __table_args__ = (
+        *sort_indexes("engage_templates", "created_at"),
+        *sort_indexes("engage_templates", "updated_at", "name", live=True),
+    )
 
     name: Mapped[str] = mapped_column(String(255))
     channel: Mapped[str] = mapped_column(String(16))
@@ -71,7 +74,10 @@ class EngageDraft(IdMixin, TenantMixin, TimestampMixin, Base):
 class EngageList(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __tablename__ = "engage_lists"
     __display_name__ = "List"
-    __table_args__ = sort_indexes("engage_lists", "created_at", "updated_at", "name")
+    __table_args__ = (
+        *sort_indexes("engage_lists", "created_at"),
+        *sort_indexes("engage_lists", "updated_at", "name", live=True),
+    )
 
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str | None] = mapped_column(Text, default=None)

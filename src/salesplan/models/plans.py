@@ -117,7 +117,7 @@ class PlanTask(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __display_name__ = "Task"
     # listMyTasks: the user's tasks by each sortBy.
     __table_args__ = sort_indexes(
-        "plan_tasks", "created_at", "updated_at", "title", scope=("assigned_to_id",)
+        "plan_tasks", "created_at", "updated_at", "title", scope=("assigned_to_id",), live=True
     )
 
     plan_id: Mapped[uuid.UUID] = mapped_column(

@@ -7,6 +7,7 @@ Create Date: 2026-11-27 12:00:00.000000
 
 from collections.abc import Sequence
 
+import sqlalchemy as sa
 from alembic import op
 
 revision: str = "e34cbf5a42a7"
@@ -14,29 +15,32 @@ down_revision: str | None = "9a4e7c2b1d58"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+LIVE = sa.text("archived_at IS NULL")
+
 # A cursor page (kit.pagination's keyset) is one index range in page order whatever the list's
 # size when an index leads with the list's equalities (the organization, and the user for a
-# user's own list) and then holds the sort key and the id. (index, table, columns)
+# user's own list) and then holds the sort key and the id. (index, table, columns); an index
+# named `…_live` holds the rows not archived only (what the list shows unless asked).
 NEW = [
-    ("ix_accounts_org_name", "accounts", ["name"]),
-    ("ix_contacts_org_last_name", "contacts", ["last_name"]),
-    ("ix_contacts_org_email", "contacts", ["email"]),
-    ("ix_opportunities_org_name", "opportunities", ["name"]),
-    ("ix_opportunities_org_close_date", "opportunities", ["close_date"]),
-    ("ix_leads_org_last_name", "leads", ["last_name"]),
-    ("ix_leads_org_email", "leads", ["email"]),
-    ("ix_buying_groups_org_created", "buying_groups", ["created_at"]),
-    ("ix_buying_groups_org_updated", "buying_groups", ["updated_at"]),
-    ("ix_buying_groups_org_name", "buying_groups", ["name"]),
+    ("ix_accounts_org_name_live", "accounts", ["name"]),
+    ("ix_contacts_org_last_name_live", "contacts", ["last_name"]),
+    ("ix_contacts_org_email_live", "contacts", ["email"]),
+    ("ix_opportunities_org_name_live", "opportunities", ["name"]),
+    ("ix_opportunities_org_close_date_live", "opportunities", ["close_date"]),
+    ("ix_leads_org_last_name_live", "leads", ["last_name"]),
+    ("ix_leads_org_email_live", "leads", ["email"]),
+    ("ix_buying_groups_org_created_live", "buying_groups", ["created_at"]),
+    ("ix_buying_groups_org_updated_live", "buying_groups", ["updated_at"]),
+    ("ix_buying_groups_org_name_live", "buying_groups", ["name"]),
     ("ix_relationship_maps_org_updated", "relationship_maps", ["updated_at"]),
-    ("ix_plan_tasks_org_assigned_to_created", "plan_tasks", ["assigned_to_id", "created_at"]),
-    ("ix_plan_tasks_org_assigned_to_updated", "plan_tasks", ["assigned_to_id", "updated_at"]),
-    ("ix_plan_tasks_org_assigned_to_title", "plan_tasks", ["assigned_to_id", "title"]),
-    ("ix_engage_templates_org_updated", "engage_templates", ["updated_at"]),
-    ("ix_engage_templates_org_name", "engage_templates", ["name"]),
+    ("ix_plan_tasks_org_assigned_to_created_live", "plan_tasks", ["assigned_to_id", "created_at"]),
+    ("ix_plan_tasks_org_assigned_to_updated_live", "plan_tasks", ["assigned_to_id", "updated_at"]),
+    ("ix_plan_tasks_org_assigned_to_title_live", "plan_tasks", ["assigned_to_id", "title"]),
+    ("ix_engage_templates_org_updated_live", "engage_templates", ["updated_at"]),
+    ("ix_engage_templates_org_name_live", "engage_templates", ["name"]),
     ("ix_engage_drafts_org_updated", "engage_drafts", ["updated_at"]),
-    ("ix_engage_lists_org_updated", "engage_lists", ["updated_at"]),
-    ("ix_engage_lists_org_name", "engage_lists", ["name"]),
+    ("ix_engage_lists_org_updated_live", "engage_lists", ["updated_at"]),
+    ("ix_engage_lists_org_name_live", "engage_lists", ["name"]),
     ("ix_engage_campaigns_org_updated", "engage_campaigns", ["updated_at"]),
     ("ix_engage_campaigns_org_name", "engage_campaigns", ["name"]),
     ("ix_engage_messages_org_updated", "engage_messages", ["updated_at"]),
@@ -59,7 +63,8 @@ def upgrade() -> None:
         op.drop_index(name, table_name=table)
         op.create_index(name, table, ["organization_id", *columns, "id"])
     for name, table, columns in NEW:
-        op.create_index(name, table, ["organization_id", *columns, "id"])
+        where = {"postgresql_where": LIVE, "sqlite_where": LIVE} if name.endswith("_live") else {}
+        op.create_index(name, table, ["organization_id", *columns, "id"], **where)
 
 
 def downgrade() -> None:
