@@ -24,7 +24,17 @@ from tests.operators.test_serve import free_port
 def start(env: dict[str, str], cwd: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "salesplan.cli", "serve", "--server", "granian", "--port", str(port), *args],
+        [
+            sys.executable,
+            "-m",
+            "salesplan.cli",
+            "serve",
+            "--server",
+            "granian",
+            "--port",
+            str(port),
+            *args,
+        ],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,

@@ -95,7 +95,7 @@ def sort_indexes(
     archived rows), named `…_live`: smaller, and never a stand-in for a whole-table scan (a
     trigram search's plan). Named `ix_{table}_org_[{scope}_]{key}[_live]`, without the `_id`
     of a scope column nor the `_at` of a time."""
-    where = {"postgresql_where": LIVE, "sqlite_where": LIVE} if live else {}
+    where: dict[str, Any] = {"postgresql_where": LIVE, "sqlite_where": LIVE} if live else {}
     indexes = []
     for column in columns:
         scoped = (c.removesuffix("_id") for c in scope)

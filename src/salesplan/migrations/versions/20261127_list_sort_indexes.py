@@ -6,6 +6,7 @@ Create Date: 2026-11-27 12:00:00.000000
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -63,7 +64,8 @@ def upgrade() -> None:
         op.drop_index(name, table_name=table)
         op.create_index(name, table, ["organization_id", *columns, "id"])
     for name, table, columns in NEW:
-        where = {"postgresql_where": LIVE, "sqlite_where": LIVE} if name.endswith("_live") else {}
+        live = name.endswith("_live")
+        where: dict[str, Any] = {"postgresql_where": LIVE, "sqlite_where": LIVE} if live else {}
         op.create_index(name, table, ["organization_id", *columns, "id"], **where)
 
 
