@@ -34,8 +34,6 @@ from salesplan.models.base import (
     sort_indexes,
 )
 
-LIVE = text("archived_at IS NULL")
-
 
 def crm_id_unique(table: str) -> Index:
     """`crmId` is unique per organization among live rows: a partial unique index, so that two

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from salesplan.models.base import (
+    LIVE,
     ArchiveMixin,
     Base,
     IdMixin,
@@ -20,7 +21,6 @@ from salesplan.models.base import (
     sort_indexes,
 )
 
-LIVE = text("archived_at IS NULL")
 # A null free-form object is SQL NULL, not the JSON literal `null`.
 NullableJSON = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
