@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -179,6 +181,41 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
     }
 
 
+@contextmanager
+def small_data_set(
+    sqlite: bool, prefix: str = "salesplan-cpu-"
+) -> Iterator[tuple[dict[str, Any], dict[str, str]]]:
+    """`make_data` (2,000 accounts) in a throwaway PostgreSQL database beside BENCH_DATABASE_URL
+    (dropped afterwards) or a SQLite file; yields the data and the environment that serves it
+    (limits raised out of the way, in-memory limiter)."""
+    drop = None
+    if sqlite:
+        url = f"sqlite+aiosqlite:///{tempfile.mkdtemp(prefix=prefix)}/bench.db"
+    else:
+        from run import create_database, drop_database
+
+        url = asyncio.run(create_database())
+        drop = drop_database
+    try:
+        data = asyncio.run(make_data(url, 2000))
+        from salesplan.ratelimit.policy import GROUPS
+
+        yield (
+            data,
+            {
+                "SALESPLAN_DATABASE_URL": url,
+                "SALESPLAN_SECRET_KEY": SECRET,
+                "SALESPLAN_RATE_LIMITS": json.dumps(
+                    {g: {"read": HUGE, "write": HUGE} for g in GROUPS}
+                ),
+                "SALESPLAN_REDIS_URL": "",
+            },
+        )
+    finally:
+        if drop is not None:
+            asyncio.run(drop(url))
+
+
 def _method(name: str) -> str:
     return "PATCH" if name.startswith(("update", "upsert")) else "GET"
 
@@ -199,25 +236,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     ensure_wrk()
-    tmp = tempfile.mkdtemp(prefix="salesplan-cpu-")
-    drop = None
-    if args.sqlite:
-        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-    else:
-        from run import create_database, drop_database
-
-        url = asyncio.run(create_database())
-        drop = drop_database
-    try:
-        data = asyncio.run(make_data(url, 2000))
-        from salesplan.ratelimit.policy import GROUPS
-
-        env = {
-            "SALESPLAN_DATABASE_URL": url,
-            "SALESPLAN_SECRET_KEY": SECRET,
-            "SALESPLAN_RATE_LIMITS": json.dumps({g: {"read": HUGE, "write": HUGE} for g in GROUPS}),
-            "SALESPLAN_REDIS_URL": "",
-        }
+    with small_data_set(args.sqlite) as (data, env):
         auth = f"Bearer {data['key']}"
         paths = {
             "in-app floor": ("/_bench/floor", ""),
@@ -295,9 +314,6 @@ def main() -> None:
                 f"  {name:22} {user:7.3f} {system:7.3f} {total:7.3f}     {total / floor:7.1f}"
                 f"  {1000 / total:9.0f}"
             )
-    finally:
-        if drop is not None:
-            asyncio.run(drop(url))
 
 
 if __name__ == "__main__":

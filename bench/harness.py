@@ -138,11 +138,12 @@ def _running(command: list[str], env: dict[str, str], url: str, ready: str) -> I
     try:
         yield Server(url, process)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        if process.poll() is None:  # a caller may have stopped it already (a profiled run)
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
 
 
 _LUA = """

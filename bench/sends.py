@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -188,6 +189,10 @@ def main() -> None:
                 flush=True,
             )
             print(f"ratio to the floor: {result.rps / floor.rps:.2f}")
+            if args.profile:
+                # pyinstrument writes its report on an interrupt, not on SIGTERM.
+                os.killpg(server.process.pid, signal.SIGINT)
+                server.process.wait(timeout=120)
         if args.profile:
             time.sleep(1)
             print(f"\nprofile of the serve process ({report}):")

@@ -3,7 +3,7 @@ link (`/t/o/{id}/{signature}.gif`, `/t/c/{id}/{signature}?u=…`, `/t/u/{id}/{si
 capability: whoever reads it can count opens and clicks or unsubscribe the recipient. So is a
 buyer room's link token (`/rooms/{token}…`, contract §16): whoever reads it may ask for a code.
 The access log names the path with the secret replaced (`redact_path`); `install()` puts the
-filter on uvicorn's access logger in the served process."""
+filter on the access loggers of uvicorn and granian in the served process."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def redact_path(path: str) -> str:
 
 
 class RedactSignatures(logging.Filter):
-    """For uvicorn's access log records: `args` = (client, method, full path, version, status)."""
+    """For uvicorn's access log records, `args` = (client, method, full path, version, status),
+    and granian's, `args` = {"path": …, "query_string": …, …}: the path (granian's with its
+    query put back, as uvicorn logs it) with any signature redacted."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args
@@ -35,11 +37,19 @@ class RedactSignatures(logging.Filter):
             redacted = redact_path(args[2])
             if redacted != args[2]:
                 record.args = (*args[:2], redacted, *args[3:])
+        elif isinstance(args, dict) and isinstance(args.get("path"), str):
+            query = args.get("query_string") or ""
+            path = f"{args['path']}?{query}" if query else args["path"]
+            record.args = args | {"path": redact_path(path)}
         return True
 
 
-def install(logger_name: str = "uvicorn.access") -> None:
-    """Add the filter to the access logger (once)."""
-    logger = logging.getLogger(logger_name)
-    if not any(isinstance(f, RedactSignatures) for f in logger.filters):
-        logger.addFilter(RedactSignatures())
+ACCESS_LOGGERS = ("uvicorn.access", "granian.access")
+
+
+def install() -> None:
+    """Add the filter to each access logger (once)."""
+    for name in ACCESS_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactSignatures) for f in logger.filters):
+            logger.addFilter(RedactSignatures())

@@ -201,7 +201,7 @@ def create_served_app() -> FastAPI:
     """The app as `salesplan serve` runs it in each worker process."""
     from salesplan import accesslog
 
-    accesslog.install()  # each worker process, after uvicorn configured its logging
+    accesslog.install()  # each worker process, after the server configured its logging
     app = create_app()
     app.state.lifespan_hooks.append(_frozen_startup_heap)
     return app

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -82,6 +82,8 @@ class Settings(BaseSettings):
     db_statement_timeout: float = 30.0
     db_pool_timeout: float = 5.0
     log_level: str = "info"
+    # The HTTP server `salesplan serve` runs (cli/serving.py): granian or uvicorn.
+    server: Literal["granian", "uvicorn"] = "uvicorn"
     # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
     bench_routes: bool = False
 
@@ -113,7 +115,7 @@ class Settings(BaseSettings):
     @field_validator("outbound_allow")
     @classmethod
     def _check_outbound_allow(cls, value: str) -> str:
-        from salesplan.kit.outbound import parse_networks
+        from salesplan.kit.outbound_policy import parse_networks
 
         parse_networks(value)  # a ValueError names the bad entry
         return value

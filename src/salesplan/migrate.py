@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import re
 import socket
+import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, make_url
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 MIGRATIONS = Path(__file__).parent / "migrations"
+# Alembic is imported where it runs: importing it is a third of a CLI command's start.
 
 
 def alembic_config(database_url: str | None = None) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.set_main_option("file_template", "%%(year)d%%(month).2d%%(day).2d_%%(slug)s")
@@ -26,6 +31,8 @@ def alembic_config(database_url: str | None = None) -> Config:
 def upgrade(database_url: str, revision: str = "head") -> int:
     """Apply migrations (runs its own event loop: call it outside one); answers how many
     revisions were applied (0: the database was up to date)."""
+    from alembic import command
+
     cfg = alembic_config(database_url)
     applied: list[str] = []
     cfg.attributes["on_version_apply"] = lambda **kw: applied.append(str(kw["step"].up_revision_id))
@@ -35,15 +42,56 @@ def upgrade(database_url: str, revision: str = "head") -> int:
 
 def upgrade_connection(connection: Connection, revision: str = "head") -> None:
     """Apply migrations on a sync connection (from `AsyncConnection.run_sync`)."""
+    from alembic import command
+
     cfg = alembic_config()
     cfg.attributes["connection"] = connection
     command.upgrade(cfg, revision)
 
 
 def is_current(connection: Connection) -> bool:
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     current = MigrationContext.configure(connection).get_current_revision()
     return bool(current == head)
+
+
+_REVISION = re.compile(r"^revision\b[^=]*=\s*[\"']([0-9a-f]+)[\"']", re.M)
+_DOWN = re.compile(r"^down_revision\b[^=]*=\s*(.+)$", re.M)
+
+
+def script_heads() -> set[str]:
+    """The head revisions of the migration scripts, read as text (what Alembic's script
+    directory answers, without importing Alembic)."""
+    revisions: set[str] = set()
+    below: set[str] = set()
+    for script in (MIGRATIONS / "versions").glob("*.py"):
+        text = script.read_text()
+        found = _REVISION.search(text)
+        if found:
+            revisions.add(found.group(1))
+        for down in _DOWN.findall(text):
+            below.update(re.findall(r"[0-9a-f]{6,}", down))
+    return revisions - below
+
+
+def sqlite_is_current(database_url: str) -> bool:
+    """Whether a SQLite database is at the scripts' head, read with the standard library: a
+    command on an up-to-date embedded database then never imports Alembic. False whenever
+    unsure (no file yet, no version table, anything unexpected): Alembic then decides."""
+    try:
+        path = make_url(database_url).database
+        if not path or path == ":memory:" or not Path(path).is_file():
+            return False
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            recorded = {row[0] for row in db.execute("SELECT version_num FROM alembic_version")}
+        db.close()
+    except Exception:
+        return False
+    heads = script_heads()
+    return bool(heads) and recorded == heads
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -78,3 +78,27 @@ async def test_keys_made_before_keep_the_organizations_their_user_had(
         assert rows["one"] == [str(limited_org)]
     finally:
         await engine.dispose()
+
+
+def test_the_scripts_heads_read_as_text_are_alembics() -> None:
+    """`salesplan` commands skip Alembic on an up-to-date embedded database by reading the
+    scripts' heads as text: they must be exactly what Alembic's script directory answers."""
+    from alembic.script import ScriptDirectory
+
+    from salesplan.migrate import alembic_config, script_heads
+
+    assert script_heads() == set(ScriptDirectory.from_config(alembic_config()).get_heads())
+
+
+def test_an_embedded_database_is_current_only_once_migrated_to_the_head(tmp_path) -> None:
+    from alembic import command
+
+    from salesplan.migrate import alembic_config, sqlite_is_current, upgrade
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'current.db'}"
+    assert not sqlite_is_current(url)  # no file yet
+    upgrade(url)
+    assert sqlite_is_current(url)
+    command.downgrade(alembic_config(url), "-1")
+    assert not sqlite_is_current(url)
+    assert not sqlite_is_current(f"sqlite+aiosqlite:///{tmp_path / 'missing' / 'x.db'}")

@@ -16,6 +16,7 @@ from typer.core import TyperOption
 from salesplan import __version__
 from salesplan.cli.admin import admin
 from salesplan.cli.imports import import_app
+from salesplan.cli.serving import Server
 from salesplan.cli.support import (
     emit,
     ensure_migrated,
@@ -78,10 +79,17 @@ def serve(
     workers: Annotated[
         int, typer.Option(metavar="N", help="Worker processes (PostgreSQL + Redis).")
     ] = 1,
+    server: Annotated[
+        Server | None,
+        typer.Option(
+            metavar="NAME",
+            help="HTTP server: uvicorn (default) or granian (SALESPLAN_SERVER).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve REST, MCP, OAuth and the web pages (migrates the embedded database first)."""
-    import uvicorn
-
+    from salesplan.cli import serving
     from salesplan.config import Settings
 
     settings = Settings()
@@ -99,14 +107,12 @@ def serve(
         os.environ["SALESPLAN_PUBLIC_URL"] = served_origin(host, port)
         remember_served_origin(settings, served_origin(host, port))
     err.print(f"salesplan serving on http://{host}:{port} (API at /api/v1, docs at /docs)")
-    uvicorn.run(
-        "salesplan.app:create_served_app",
-        factory=True,
+    serving.run(
+        server or settings.server,
         host=host,
         port=port,
         workers=workers,
         log_level=settings.log_level,
-        proxy_headers=False,  # the app's own, from SALESPLAN_TRUSTED_PROXIES only
     )
 
 

@@ -227,8 +227,10 @@ def run_on_database(work: Coroutine[Any, Any, T], settings: Settings) -> T:
 def ensure_migrated(settings: Settings) -> None:
     """The embedded SQLite database is migrated automatically; PostgreSQL needs `migrate`.
     Points at a database an older version left in the current folder."""
+    from salesplan.migrate import sqlite_is_current
+
     note_stray_database(settings)
-    if settings.is_sqlite:
+    if settings.is_sqlite and not sqlite_is_current(settings.database_url):
         upgrade_or_fail(settings)
 
 

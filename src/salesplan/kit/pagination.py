@@ -275,6 +275,13 @@ async def paginate(
     selected columns. Keyset in cursor mode, never OFFSET; totals in page mode, in the same
     statement as the rows when the page has any.
 
+    A sort key that may be NULL (a contact's `lastName`) sorts as the largest value on both
+    engines: last in ascending order, first in descending order (PostgreSQL's own order, and
+    its index order; SQLite is told `NULLS LAST`/`NULLS FIRST`, which its index serves too). A
+    keyset page stays one index range: the rows after a cursor are the rest of its section
+    (the rows with a value, or the NULL ones by id) and, when that section ends within the
+    page, the start of the next section, read by a second statement (`_Keyset`).
+
     `bound`: `stmt` is built once for its shape and kept (a module-level or cached statement
     whose values are bind parameters, e.g. `scoped_by_parameter`), and `bound` holds those
     values. The page's statements derived from it are then built once too and reused: on the
@@ -282,36 +289,29 @@ async def paginate(
     """
     sort_col = sort_columns[params.sort_by]
     desc = params.order == "desc"
-    with_cursor = params.mode == "cursor" and params.cursor is not None
-    if bound is None:
-        rows_stmt, count_stmt = _page_statements(
-            stmt, sort_col, id_column, desc, params.mode, with_cursor
-        )
-        page = _Page(rows_stmt, count_stmt, None)
-        values: dict[str, Any] = {}
-    else:
-        key = (id(stmt), params.sort_by, desc, params.mode, with_cursor)
-        cached = _DERIVED.get(key)
-        if cached is None or cached[0] is not stmt:
-            built = _page_statements(stmt, sort_col, id_column, desc, params.mode, with_cursor)
-            cached = _DERIVED[key] = (
-                stmt,
-                _Page(*built, (DriverStatement(built[0]), DriverStatement(built[1]))),
-            )
-        page = cached[1]
-        values = dict(bound)
+    values: dict[str, Any] = {} if bound is None else dict(bound)
+    keyset = _Keyset.FIRST
+    if params.mode == "cursor" and params.cursor is not None:
+        after_value, values["_after_id"] = codec.decode(params.cursor, params.sort_by, params.order)
+        if after_value is None and _nullable(sort_col, id_column):
+            keyset = _Keyset.AFTER_NULL
+        else:
+            keyset, values["_after_value"] = _Keyset.AFTER, after_value
+    page = _page(stmt, params, sort_col, id_column, desc, keyset, cached=bound is not None)
     # Built once and run on a plain connection for rows (not entities): straight on the driver
     # (kit/driver.py).
     on_driver = isinstance(db, AsyncConnection) and not scalars
     size = params.page_size
 
     if params.mode == "cursor":
-        if params.cursor is not None:
-            values["_after_value"], values["_after_id"] = codec.decode(
-                params.cursor, params.sort_by, params.order
-            )
         values["_limit"] = size + 1
-        rows = await page.fetch(db, values, on_driver)
+        rows = list(await page.fetch(db, values, on_driver))
+        if len(rows) <= size and _section_ends(sort_col, id_column, desc, keyset):
+            # The rows with a value (ascending) or the NULL ones (descending) ended within the
+            # page: the page goes on with the other section from its start.
+            rest = _page(stmt, params, sort_col, id_column, desc, _Keyset.REST, cached=True)
+            values["_limit"] = size + 1 - len(rows)
+            rows += await rest.fetch(db, values, on_driver)
         has_next = len(rows) > size
         rows = rows[:size]
         next_cursor = None
@@ -322,7 +322,7 @@ async def paginate(
     else:
         offset = (params.page - 1) * size
         values["_limit"], values["_offset"] = size, offset
-        rows = await page.fetch(db, values, on_driver)
+        rows = list(await page.fetch(db, values, on_driver))
         # The total is the rows' last column; a page without rows (an empty list, or past
         # its end) counts on its own.
         total = int(rows[0][-1]) if rows else await page.total(db, values, on_driver)
@@ -336,6 +336,52 @@ async def paginate(
         )
     items = [row[0] for row in rows] if scalars else list(rows)
     return items, meta
+
+
+class _Keyset:
+    """Where a cursor page starts (`_page_statements`)."""
+
+    FIRST = "first"  # the list's start: no cursor
+    AFTER = "after"  # after a cursor whose sort value is set: (key, id) past it
+    AFTER_NULL = "after_null"  # after a cursor whose sort value is NULL: NULL key, id past it
+    REST = "rest"  # the start of the section after the cursor's (NULL keys, or set ones)
+
+
+def _nullable(sort_col: Any, id_column: Any) -> bool:
+    return sort_col is not id_column and bool(getattr(sort_col, "nullable", False))
+
+
+def _section_ends(sort_col: Any, id_column: Any, desc: bool, keyset: str) -> bool:
+    """Whether the rows after the cursor, as `keyset` reads them, can be followed by another
+    section: ascending, the NULL keys come after the set ones; descending, before them."""
+    if not _nullable(sort_col, id_column):
+        return False
+    return keyset == (_Keyset.AFTER_NULL if desc else _Keyset.AFTER)
+
+
+def _page(
+    stmt: Select,  # type: ignore[type-arg]
+    params: ListParams,
+    sort_col: Any,
+    id_column: Any,
+    desc: bool,
+    keyset: str,
+    *,
+    cached: bool,
+) -> _Page:
+    """The page's statements: built once per (statement, sort, order, mode, keyset) for a
+    long-lived `stmt` (`cached`), else built now."""
+    if not cached:
+        return _Page(*_page_statements(stmt, sort_col, id_column, desc, params.mode, keyset), None)
+    key = (id(stmt), params.sort_by, desc, params.mode, keyset)
+    found = _DERIVED.get(key)
+    if found is None or found[0] is not stmt:
+        built = _page_statements(stmt, sort_col, id_column, desc, params.mode, keyset)
+        found = _DERIVED[key] = (
+            stmt,
+            _Page(*built, (DriverStatement(built[0]), DriverStatement(built[1]))),
+        )
+    return found[1]
 
 
 class _Page(NamedTuple):
@@ -361,9 +407,11 @@ class _Page(NamedTuple):
         return int((await db.execute(self.count, values)).scalar_one())
 
 
-# Page statements derived from long-lived statements (`paginate(bound=...)`), by the statement's
-# identity, sort and cursor; the statement itself is kept beside them, so its id is never reused.
-_DERIVED: dict[tuple[int, str, bool, str, bool], tuple[Any, _Page]] = {}
+# Page statements derived from long-lived statements (`paginate(bound=...)`, and the second
+# statement of a page that crosses from one NULL section to the other), by the statement's
+# identity, sort, mode and keyset; the statement itself is kept beside them, so its id is never
+# reused.
+_DERIVED: dict[tuple[int, str, bool, str, str], tuple[Any, _Page]] = {}
 
 
 def _page_statements(
@@ -372,19 +420,36 @@ def _page_statements(
     id_column: Any,
     desc: bool,
     mode: str,
-    with_cursor: bool,
+    keyset: str | bool = _Keyset.FIRST,
 ) -> tuple[Any, Any]:
     """The rows statement (sorted; `_limit`; `_offset` in page mode; in cursor mode after the
-    `_after_*` key when `with_cursor`, never an OFFSET) and the count statement of a list.
-    The rows statement's last columns: the sort key and the id, and in page mode the total."""
-    ordering = (sort_col.desc(), id_column.desc()) if desc else (sort_col.asc(), id_column.asc())
+    `_after_*` key as `keyset` says (True: `AFTER`), never an OFFSET) and the count statement
+    of a list. The rows statement's last columns: the sort key and the id, and in page mode the
+    total. Each is one index range on an index of (organization, sort key, id)."""
+    if keyset is True:
+        keyset = _Keyset.AFTER
+    elif keyset is False:
+        keyset = _Keyset.FIRST
+    nullable = _nullable(sort_col, id_column)
+    key = sort_col.desc() if desc else sort_col.asc()
+    if nullable:
+        # NULL is the largest key on both engines (PostgreSQL's default, and its index's).
+        key = key.nulls_first() if desc else key.nulls_last()
     rows = (
         stmt.add_columns(sort_col.label(_SORT_KEY), id_column.label(_SORT_ID))
         .order_by(None)
-        .order_by(*ordering)
+        .order_by(key, id_column.desc() if desc else id_column.asc())
     )
-    if with_cursor:
+    if keyset == _Keyset.AFTER:
         rows = rows.where(_after(sort_col, id_column, desc))
+    elif keyset == _Keyset.AFTER_NULL:
+        after_id = bindparam("_after_id", type_=id_column.type)
+        rows = rows.where(
+            sort_col.is_(None), id_column < after_id if desc else id_column > after_id
+        )
+    elif keyset == _Keyset.REST:
+        # Ascending, the NULL keys come after the set ones; descending, the set ones after.
+        rows = rows.where(sort_col.is_not(None) if desc else sort_col.is_(None))
     rows = rows.limit(bindparam("_limit", type_=Integer))
     count = select(func.count()).select_from(stmt.order_by(None).subquery())
     if mode == "page":

@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, MetaData, TypeDecorator, Uuid
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, MetaData, TypeDecorator, Uuid, text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
@@ -80,3 +80,26 @@ class TenantMixin:
     @declared_attr
     def organization_id(cls) -> Mapped[uuid.UUID]:
         return mapped_column(ForeignKey("organizations.id", ondelete="CASCADE"), index=True)
+
+
+LIVE = text("archived_at IS NULL")
+
+
+def sort_indexes(
+    table: str, *columns: str, scope: tuple[str, ...] = (), live: bool = False
+) -> tuple[Index, ...]:
+    """One index per `sortBy` of a list: (organization, the list's `scope` columns, the sort
+    key, id), so that a cursor page is one index range in page order whatever the list's size
+    (kit.pagination's keyset; tests/sync/test_index.py checks every list's plans). `live`: of
+    the rows not archived only (`archived_at IS NULL`, what the list shows unless asked for
+    archived rows), named `…_live`: smaller, and never a stand-in for a whole-table scan (a
+    trigram search's plan). Named `ix_{table}_org_[{scope}_]{key}[_live]`, without the `_id`
+    of a scope column nor the `_at` of a time."""
+    where: dict[str, Any] = {"postgresql_where": LIVE, "sqlite_where": LIVE} if live else {}
+    indexes = []
+    for column in columns:
+        scoped = (c.removesuffix("_id") for c in scope)
+        name = "_".join(("ix", table, "org", *scoped, column.removesuffix("_at")))
+        name += "_live" if live else ""
+        indexes.append(Index(name, "organization_id", *scope, column, "id", **where))
+    return tuple(indexes)

@@ -9,7 +9,13 @@ from typing import Any
 from sqlalchemy import Boolean, Date, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from salesplan.models.base import Base, IdMixin, TenantMixin, TimestampMixin
+from salesplan.models.base import (
+    Base,
+    IdMixin,
+    TenantMixin,
+    TimestampMixin,
+    sort_indexes,
+)
 
 
 class CalendarConnection(IdMixin, TenantMixin, TimestampMixin, Base):
@@ -17,6 +23,7 @@ class CalendarConnection(IdMixin, TenantMixin, TimestampMixin, Base):
 
     __tablename__ = "calendar_connections"
     __display_name__ = "Calendar connection"
+    __table_args__ = sort_indexes("calendar_connections", "created_at", scope=("user_id",))
 
     user_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), index=True
@@ -46,7 +53,10 @@ class CalendarEvent(IdMixin, TenantMixin, TimestampMixin, Base):
     __table_args__ = (
         UniqueConstraint("connection_id", "uid", "recurrence_key"),
         Index("ix_calendar_events_connection_href", "connection_id", "href"),
-        Index("ix_calendar_events_org_user_start", "organization_id", "user_id", "start_at"),
+        # A user's events (listCalendarEvents) by each sortBy; `start` also the feed's window.
+        *sort_indexes(
+            "calendar_events", "start_at", "created_at", "updated_at", scope=("user_id",)
+        ),
     )
 
     connection_id: Mapped[uuid.UUID] = mapped_column(

@@ -25,9 +25,14 @@ from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox_default, mailbox_or_none
-from salesplan.models.base import ArchiveMixin, Base, IdMixin, TenantMixin, TimestampMixin
-
-LIVE = text("archived_at IS NULL")
+from salesplan.models.base import (
+    ArchiveMixin,
+    Base,
+    IdMixin,
+    TenantMixin,
+    TimestampMixin,
+    sort_indexes,
+)
 
 
 def crm_id_unique(table: str) -> Index:
@@ -65,6 +70,7 @@ class Account(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_accounts_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_accounts_org_updated", "organization_id", "updated_at", "id"),
+        *sort_indexes("accounts", "name", live=True),
         trigram_index("accounts", "name"),
         trigram_index("accounts", "domain"),
     )
@@ -90,6 +96,7 @@ class Contact(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_contacts_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_contacts_org_updated", "organization_id", "updated_at", "id"),
+        *sort_indexes("contacts", "last_name", "email", live=True),
         trigram_index("contacts", "first_name"),
         trigram_index("contacts", "last_name"),
         trigram_index("contacts", "email"),
@@ -131,6 +138,7 @@ class Opportunity(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_opportunities_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_opportunities_org_updated", "organization_id", "updated_at", "id"),
+        *sort_indexes("opportunities", "name", "close_date", live=True),
         trigram_index("opportunities", "name"),
     )
 
@@ -163,6 +171,7 @@ class BuyingGroup(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
             sqlite_where=text("is_default = 1"),
         ),
         trigram_index("buying_groups", "name"),
+        *sort_indexes("buying_groups", "created_at", "updated_at", "name", live=True),
     )
 
     account_id: Mapped[uuid.UUID] = mapped_column(
@@ -200,6 +209,7 @@ class Lead(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
         Index("ix_leads_org_created", "organization_id", "created_at", "id"),
         # updatedSince and sortBy=updatedAt, archived rows included (incremental sync)
         Index("ix_leads_org_updated", "organization_id", "updated_at", "id"),
+        *sort_indexes("leads", "last_name", "email", live=True),
         trigram_index("leads", "first_name"),
         trigram_index("leads", "last_name"),
         trigram_index("leads", "email"),
@@ -235,6 +245,7 @@ class RelationshipMap(IdMixin, TenantMixin, TimestampMixin, Base):
     __table_args__ = (
         UniqueConstraint("organization_id", "entity_type", "entity_id"),
         Index("ix_relationship_maps_org_created", "organization_id", "created_at", "id"),
+        *sort_indexes("relationship_maps", "updated_at"),
     )
 
     entity_type: Mapped[str] = mapped_column(String(20))

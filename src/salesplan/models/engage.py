@@ -12,7 +12,14 @@ from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstrain
 from sqlalchemy.orm import Mapped, mapped_column
 
 from salesplan.kit.clock import utcnow
-from salesplan.models.base import ArchiveMixin, Base, IdMixin, TenantMixin, TimestampMixin
+from salesplan.models.base import (
+    ArchiveMixin,
+    Base,
+    IdMixin,
+    TenantMixin,
+    TimestampMixin,
+    sort_indexes,
+)
 
 CHANNELS = ("EMAIL", "LINKEDIN", "SLACK")
 LIST_TYPES = ("MANUAL", "DYNAMIC")
@@ -29,7 +36,10 @@ ENROLLMENT_FINAL = ("completed", "replied", "stopped", "skipped")
 class EngageTemplate(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __tablename__ = "engage_templates"
     __display_name__ = "Template"
-    __table_args__ = (Index("ix_engage_templates_org_created", "organization_id", "created_at"),)
+    __table_args__ = (
+        *sort_indexes("engage_templates", "created_at"),
+        *sort_indexes("engage_templates", "updated_at", "name", live=True),
+    )
 
     name: Mapped[str] = mapped_column(String(255))
     channel: Mapped[str] = mapped_column(String(16))
@@ -43,7 +53,7 @@ class EngageDraft(IdMixin, TenantMixin, TimestampMixin, Base):
 
     __tablename__ = "engage_drafts"
     __display_name__ = "Draft"
-    __table_args__ = (Index("ix_engage_drafts_org_created", "organization_id", "created_at"),)
+    __table_args__ = sort_indexes("engage_drafts", "created_at", "updated_at")
 
     name: Mapped[str | None] = mapped_column(String(255), default=None)
     channel: Mapped[str] = mapped_column(String(16))
@@ -64,7 +74,10 @@ class EngageDraft(IdMixin, TenantMixin, TimestampMixin, Base):
 class EngageList(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __tablename__ = "engage_lists"
     __display_name__ = "List"
-    __table_args__ = (Index("ix_engage_lists_org_created", "organization_id", "created_at"),)
+    __table_args__ = (
+        *sort_indexes("engage_lists", "created_at"),
+        *sort_indexes("engage_lists", "updated_at", "name", live=True),
+    )
 
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str | None] = mapped_column(Text, default=None)
@@ -91,7 +104,7 @@ class EngageListMember(TenantMixin, Base):
 class EngageCampaign(IdMixin, TenantMixin, TimestampMixin, Base):
     __tablename__ = "engage_campaigns"
     __display_name__ = "Campaign"
-    __table_args__ = (Index("ix_engage_campaigns_org_created", "organization_id", "created_at"),)
+    __table_args__ = sort_indexes("engage_campaigns", "created_at", "updated_at", "name")
 
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str | None] = mapped_column(Text, default=None)
@@ -184,6 +197,7 @@ class EngageSuppression(IdMixin, TenantMixin, Base):
     __table_args__ = (
         UniqueConstraint("organization_id", "email"),
         Index("ix_engage_suppressions_org_created", "organization_id", "created_at", "id"),
+        *sort_indexes("engage_suppressions", "email"),
     )
 
     email: Mapped[str] = mapped_column(String(320))

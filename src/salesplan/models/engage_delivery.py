@@ -23,7 +23,13 @@ from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox_default, mailbox_or_none
-from salesplan.models.base import Base, IdMixin, TenantMixin, TimestampMixin
+from salesplan.models.base import (
+    Base,
+    IdMixin,
+    TenantMixin,
+    TimestampMixin,
+    sort_indexes,
+)
 
 
 class IdempotencyRecord(IdMixin, TenantMixin, Base):
@@ -58,6 +64,7 @@ class EngageMessage(IdMixin, TenantMixin, TimestampMixin, Base):
         # The worker's claim: due rows in due order (an index scan at any queue size).
         Index("ix_engage_messages_due", "next_attempt_at", "id"),
         Index("ix_engage_messages_org_created", "organization_id", "created_at", "id"),
+        *sort_indexes("engage_messages", "updated_at"),
         Index("ix_engage_messages_rfc_message_id", "rfc_message_id", unique=True),
         # A suppression's waiting messages: one indexed equality on the parsed address.
         Index("ix_engage_messages_org_to_mailbox", "organization_id", "to_mailbox"),

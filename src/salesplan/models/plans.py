@@ -11,9 +11,16 @@ from sqlalchemy import JSON, Boolean, Date, Float, ForeignKey, Index, Integer, S
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
-from salesplan.models.base import ArchiveMixin, Base, IdMixin, TenantMixin, TimestampMixin
+from salesplan.models.base import (
+    LIVE,
+    ArchiveMixin,
+    Base,
+    IdMixin,
+    TenantMixin,
+    TimestampMixin,
+    sort_indexes,
+)
 
-LIVE = text("archived_at IS NULL")
 # A null free-form object is SQL NULL, not the JSON literal `null`.
 NullableJSON = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
@@ -108,6 +115,10 @@ class PlanGoal(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
 class PlanTask(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     __tablename__ = "plan_tasks"
     __display_name__ = "Task"
+    # listMyTasks: the user's tasks by each sortBy.
+    __table_args__ = sort_indexes(
+        "plan_tasks", "created_at", "updated_at", "title", scope=("assigned_to_id",), live=True
+    )
 
     plan_id: Mapped[uuid.UUID] = mapped_column(
         ForeignKey("plans.id", ondelete="CASCADE"), index=True

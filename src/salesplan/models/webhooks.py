@@ -13,7 +13,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
-from salesplan.models.base import Base, IdMixin, TenantMixin, TimestampMixin
+from salesplan.models.base import Base, IdMixin, TenantMixin, TimestampMixin, sort_indexes
 
 
 class WebhookEndpoint(IdMixin, TenantMixin, TimestampMixin, Base):
@@ -22,6 +22,7 @@ class WebhookEndpoint(IdMixin, TenantMixin, TimestampMixin, Base):
 
     __tablename__ = "webhook_endpoints"
     __display_name__ = "Webhook endpoint"
+    __table_args__ = sort_indexes("webhook_endpoints", "created_at", "updated_at")
 
     url: Mapped[str] = mapped_column(String(2048))
     description: Mapped[str | None] = mapped_column(String(500), default=None)
