@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select, text
 
-from salesplan.kit.pagination import contains_ci
+from salesplan.kit.search import contains_ci
 from salesplan.models.crm import Account, Contact
 from tests.conftest import need_service
 

@@ -14,16 +14,10 @@ from sqlalchemy import Select, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.pagination import (
-    CursorCodec,
-    ListParams,
-    changed_since,
-    contains_ci,
-    like_pattern,
-    paginate,
-)
+from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped_by_parameter
+from salesplan.kit.search import contains_ci, like_pattern
 from salesplan.models.crm import Account
 
 A = Account.__table__.c

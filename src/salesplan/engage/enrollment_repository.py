@@ -18,8 +18,8 @@ from sqlalchemy import ColumnElement, Select, and_, case, exists, func, or_, sel
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.kit.pagination import contains_ci
 from salesplan.kit.scoping import OrgScope, in_organization, scoped
+from salesplan.kit.search import contains_ci
 from salesplan.models.crm import Contact
 from salesplan.models.engage import (
     EngageEnrollment,

@@ -491,17 +491,3 @@ def _after(sort_col: Any, id_col: Any, desc: bool) -> ColumnElement[bool]:
     if desc:
         return tuple_(sort_col, id_col) < tuple_(v, i)
     return tuple_(sort_col, id_col) > tuple_(v, i)
-
-
-def like_pattern(term: str) -> str:
-    """The LIKE pattern of a substring search, its wildcards escaped (escape character `\\`)."""
-    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def contains_ci(column: Any, term: Any) -> ColumnElement[bool]:
-    """Case-insensitive substring match, with LIKE wildcards in the term escaped; `term` may
-    also be a bind parameter whose value is a `like_pattern`. PostgreSQL renders ILIKE, which
-    trigram indexes serve."""
-    pattern = like_pattern(term) if isinstance(term, str) else term
-    return column.ilike(pattern, escape="\\")

@@ -24,15 +24,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import (
-    CursorCodec,
-    ListParams,
-    changed_since,
-    contains_ci,
-    paginate,
-)
+from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, get_scoped, scoped
+from salesplan.kit.search import contains_ci
 
 M = TypeVar("M")
 T = TypeVar("T")

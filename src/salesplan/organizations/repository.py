@@ -9,10 +9,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.repository import Repository, page_of, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import OrgScope, in_organization, scoped
+from salesplan.kit.search import contains_ci
 from salesplan.models.identity import Membership, Organization, User
 
 USER_SORT = {"createdAt": Membership.created_at, "email": User.email, "fullName": User.full_name}

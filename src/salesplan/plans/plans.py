@@ -15,10 +15,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
-from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, like_pattern
+from salesplan.kit.pagination import CursorCodec, ListParams, changed_since
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
+from salesplan.kit.search import like_pattern
 from salesplan.models.plans import Plan
 from salesplan.plans import repository as repo
 from salesplan.plans.changes import changed

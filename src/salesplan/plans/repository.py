@@ -29,9 +29,10 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.pagination import CursorCodec, ListParams, contains_ci, paginate
+from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped, scoped_by_parameter
+from salesplan.kit.search import contains_ci
 from salesplan.models.crm import BuyingGroup, Opportunity
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans.render import (
