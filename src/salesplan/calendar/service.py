@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
-from salesplan.calendar.events import CalendarEventChanged
+from salesplan.calendar.events import CalendarEventUpdated
 from salesplan.calendar.ical import OccurrenceMissing, apply_changes, parse_instances
 from salesplan.calendar.provider import (
     AuthFailure,
@@ -54,7 +54,6 @@ from salesplan.models.calendar import (
     CalendarConnection,
     CalendarEvent,
 )
-from salesplan.webhooks import events as webhook_events
 from salesplan.worker.context import wake_worker
 
 
@@ -346,10 +345,7 @@ async def update_event(
     apply_values(event, values)
     event.updated_at = utcnow()
     await events.flush(event)
-    emit(session, CalendarEventChanged(event.id))  # the feed's meeting thread follows it
-    await webhook_events.record(
-        session, ctx.organization_id, "calendar_event.updated", lambda: EventOut.of(event)
-    )
+    emit(session, CalendarEventUpdated(ctx.organization_id, event))
     return event
 
 

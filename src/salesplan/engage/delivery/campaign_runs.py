@@ -34,9 +34,10 @@ from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
 from salesplan.engage.delivery import sequence_repository, windows
 from salesplan.engage.delivery.queue import fail_unrendered, outbox_message
-from salesplan.engage.schemas import CampaignOut
+from salesplan.engage.events import CampaignStarted
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.scoping import OrgScope
 from salesplan.kit.uow import commit
 from salesplan.models.crm import Account, Contact
@@ -46,7 +47,6 @@ from salesplan.models.engage import (
     EngageTemplate,
 )
 from salesplan.models.identity import Organization, User
-from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext, wake_worker
 
 log = logging.getLogger("salesplan.worker.campaigns")
@@ -87,7 +87,7 @@ async def start_campaign(
     campaign.started_by_id = ctx.user_id
     campaign.updated_at = now
     await session.flush()
-    await events.changed(session, ctx, "engage_campaign.started", CampaignOut, campaign)
+    emit(session, CampaignStarted(ctx.organization_id, campaign))
     started = 0
     skipped: Counter[str] = Counter()
     last: uuid.UUID | None = None

@@ -33,17 +33,17 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.config import Settings
 from salesplan.engage.delivery import repository, sequence_repository
 from salesplan.engage.delivery.dkim import load_signer
+from salesplan.engage.delivery.events import MessageFailed, MessageSent
 from salesplan.engage.delivery.transports import (
     DEFAULT_PAUSE,
     Outcome,
     send_email_batch,
     send_slack_batch,
 )
-from salesplan.feed.ingest import engage_messages_sent
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.uow import commit
 from salesplan.models.engage_delivery import EngageMessage
-from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext
 
 BATCH = 200
@@ -121,7 +121,7 @@ class _SentRecorder:
 
     async def _write(self, messages: list[EngageMessage]) -> None:
         sent_at = utcnow()
-        async with self.ctx.engine.begin() as conn:
+        async with self.ctx.unit_of_work() as uow, uow.atomic() as conn:
             ids = {m.id for m in messages}
             written = set(
                 (
@@ -146,16 +146,15 @@ async def after_sent(
     conn: AsyncConnection, settings: Settings, sent: list[EngageMessage], sent_at: datetime
 ) -> None:
     """Everything that follows from a group of messages the providers accepted at `sent_at`,
-    in the transaction that marks them `sent` (each message is here exactly once): the feed
-    records the e-mails (feed/ingest.py), and campaign enrollments move to `sent` so that the
-    next step is scheduled from this send (campaign_runs.py), and the webhook events are recorded."""
-    await conn.run_sync(engage_messages_sent, sent, sent_at, settings.smtp_from)
+    in the transaction that marks them `sent` (each message is here exactly once): campaign
+    enrollments move to `sent` so that the next step is scheduled from this send
+    (campaign_runs.py), and each message says `MessageSent` (the feed records the e-mails and
+    the webhooks their `engage_message.sent`, set-based, when the transaction commits)."""
     await sequence_repository.mark_sent_many(
         conn, [m for m in sent if m.campaign_id is not None], sent_at
     )
-    # Outbound webhooks (contract §13): `engage_message.sent`, one set-based write per group.
-    changed = {"status": "sent", "sent_at": sent_at, "updated_at": sent_at}
-    await events.record_engage_messages(conn, [(m, "engage_message.sent", changed) for m in sent])
+    for m in sent:
+        emit(conn, MessageSent(m.organization_id, m, sent_at, settings.smtp_from))
 
 
 async def claim(
@@ -277,7 +276,11 @@ async def record(
                 failed.append(message)
         rows.append(row)
     await repository.write_outcomes(session, rows)
-    await events.record_engage_messages(session, events.failures(by_id, rows))  # webhooks (§13)
+    for row in rows:
+        if row["status"] == "failed":
+            changed = {k: row[k] for k in ("status", "attempts", "last_error", "updated_at")}
+            message = by_id[row["b_id"]]
+            emit(session, MessageFailed(message.organization_id, message, changed))
     await sequence_repository.stop_failed(session, failed)
     for sender, until in pauses.items():
         await repository.pause_sender(session, sender, until, "throttled by the provider")
