@@ -88,12 +88,33 @@ AfterCommit = Callable[[Sequence[E]], Awaitable[None]]
 Interest = Callable[[AsyncConnection, uuid.UUID, Sequence[type[DomainEvent]]], Awaitable[bool]]
 
 _QUEUE = "salesplan_events"
-_COMMITTED = "salesplan_committed_events"
 HANDLERS = "salesplan_handlers"
 # A handler that keeps emitting would loop forever: a bound on the rounds.
 MAX_ROUNDS = 10
 
 Db = AsyncSession | AsyncConnection | Session | Connection
+
+
+class EventQueue:
+    """One transaction's events and the handlers that follow them: `pending` (handled in the
+    transaction, before COMMIT) and `committed` (of writes that committed on their own: only
+    their after-commit handlers run). A session keeps its queue in its `info`; a unit of
+    work's connection has its unit of work's (`own`)."""
+
+    __slots__ = ("committed", "handlers", "pending")
+
+    def __init__(self, handlers: EventHandlers | None) -> None:
+        self.handlers = handlers
+        self.pending: list[DomainEvent] = []
+        self.committed: list[DomainEvent] = []
+
+    def take(self) -> list[DomainEvent]:
+        batch, self.pending = self.pending, []
+        return batch
+
+    def take_committed(self) -> list[DomainEvent]:
+        batch, self.committed = self.committed, []
+        return batch
 
 
 def _info(db: Db) -> dict[object, object]:
@@ -102,77 +123,58 @@ def _info(db: Db) -> dict[object, object]:
     return db.info
 
 
-def _queue(db: Db, key: str = _QUEUE) -> list[DomainEvent]:
+def queue_of(db: Db) -> EventQueue:
+    """The queue of the transaction `db` writes in: a session's (made on first use), or the
+    unit of work's that owns the connection."""
     info = _info(db)
-    found = info.get(key)
-    if found is None:
-        if not isinstance(db, AsyncSession | Session):
-            raise RuntimeError("domain event emitted on a connection no unit of work owns")
-        found = info[key] = []
-    assert isinstance(found, list)
-    return found
+    found = info.get(_QUEUE)
+    if isinstance(found, EventQueue):
+        return found
+    if not isinstance(db, AsyncSession | Session):
+        raise RuntimeError("domain event emitted on a connection no unit of work owns")
+    handlers = info.get(HANDLERS)
+    queue = info[_QUEUE] = EventQueue(handlers if isinstance(handlers, EventHandlers) else None)
+    return queue
 
 
 def emit(db: Db, event: DomainEvent) -> None:
     """Queue `event` on the transaction `db` writes in; handled when it commits."""
-    _queue(db).append(event)
+    queue_of(db).pending.append(event)
 
 
-def emit_committed(conn: AsyncConnection, event: DomainEvent) -> None:
-    """`event` of a write that committed on its own (one statement outside any transaction,
-    which asked `interested` first): only its after-commit handlers run, when the unit of
-    work ends."""
-    _queue(conn, _COMMITTED).append(event)
-
-
-def take(db: Db, key: str = _QUEUE) -> list[DomainEvent]:
-    """The queued events, removed from the queue."""
-    info = _info(db)
-    found = info.get(key)
-    if not found:
-        return []
-    assert isinstance(found, list)
-    batch = list(found)
-    found.clear()
-    return batch
+def emit_committed(conn: AsyncConnection, *events: DomainEvent) -> None:
+    """The events of a write that committed on its own (one statement outside any
+    transaction, which asked `interested` first): only their after-commit handlers run, when
+    the unit of work ends."""
+    queue_of(conn).committed.extend(events)
 
 
 def pending(db: Db) -> bool:
-    return bool(_info(db).get(_QUEUE))
+    found = _info(db).get(_QUEUE)
+    return isinstance(found, EventQueue) and bool(found.pending)
 
 
 def drop(db: Db) -> None:
     """Forget the queue (a rollback)."""
-    take(db)
+    found = _info(db).get(_QUEUE)
+    if isinstance(found, EventQueue):
+        found.take()
 
 
-def own(conn: AsyncConnection, handlers: EventHandlers, queue: list[DomainEvent]) -> None:
+def own(conn: AsyncConnection, queue: EventQueue) -> None:
     """A unit of work's connection: events emitted on it go to `queue`, and a write on it
-    asks `handlers` what they follow (`interested`)."""
+    asks `queue.handlers` what they follow (`interested`)."""
     conn.info[_QUEUE] = queue
-    conn.info[_COMMITTED] = []
-    conn.info[HANDLERS] = handlers
 
 
-def queue_of(session: AsyncSession) -> list[DomainEvent]:
-    """The session's queue (created on first use)."""
-    return _queue(session)
-
-
-def take_committed(conn: AsyncConnection) -> list[DomainEvent]:
-    """The events `emit_committed` queued on the connection, removed from it."""
-    return take(conn, _COMMITTED)
+def disown(conn: AsyncConnection) -> None:
+    """The connection goes back to the pool: nothing queued on it may reach its next user."""
+    conn.info.pop(_QUEUE, None)
 
 
 def handlers_info(handlers: EventHandlers) -> dict[object, object]:
     """A session factory's `info`: its sessions commit with `handlers`."""
     return {HANDLERS: handlers}
-
-
-def disown(conn: AsyncConnection) -> None:
-    """The connection goes back to the pool: nothing queued on it may reach its next user."""
-    for key in (_QUEUE, _COMMITTED, HANDLERS):
-        conn.info.pop(key, None)
 
 
 def handlers_on(db: Db) -> EventHandlers | None:
@@ -190,9 +192,9 @@ async def interested(
     """Whether an in-transaction handler other than `besides` (whose work the caller's one
     statement does itself) would act on events of `kinds` in this organization: a write that
     commits on its own may run only when none would."""
-    handlers = handlers_on(conn)
+    handlers = queue_of(conn).handlers
     if handlers is None:
-        raise RuntimeError("no unit of work owns this connection")
+        raise RuntimeError("no event handlers on this connection")
     return await handlers.interested(conn, organization_id, kinds, besides=besides)
 
 
@@ -215,6 +217,10 @@ class EventHandlers:
     def __init__(self) -> None:
         self._during: list[_Subscription] = []
         self._after: list[_AfterCommit] = []
+        self._followers: dict[
+            tuple[tuple[type[DomainEvent], ...], tuple[object, ...]],
+            list[tuple[Interest | None, tuple[type[DomainEvent], ...]]],
+        ] = {}
 
     @overload
     def during(
@@ -256,6 +262,7 @@ class EventHandlers:
         # The kinds filter below hands the handler nothing but events of its kinds.
         any_handler = cast(InTransaction[DomainEvent], handler)
         self._during.append(_Subscription(_kinds(kinds), any_handler, interest))
+        self._followers.clear()
 
     def after(self, kinds: type[E] | Sequence[type[E]], handler: AfterCommit[E]) -> None:
         any_handler = cast(AfterCommit[DomainEvent], handler)
@@ -283,15 +290,17 @@ class EventHandlers:
         *,
         besides: Sequence[object] = (),
     ) -> bool:
-        for subscription in self._during:
-            if subscription.handler in besides:
-                continue
-            followed = [k for k in kinds if k in subscription.kinds]
-            if not followed:
-                continue
-            if subscription.interest is None:
-                return True
-            if await subscription.interest(conn, organization_id, followed):
+        key = (tuple(kinds), tuple(besides))
+        followers = self._followers.get(key)
+        if followers is None:  # worked out once per question (a hot write asks each time)
+            followers = self._followers[key] = [
+                (subscription.interest, tuple(k for k in kinds if k in subscription.kinds))
+                for subscription in self._during
+                if subscription.handler not in besides
+                and any(k in subscription.kinds for k in kinds)
+            ]
+        for interest, followed in followers:
+            if interest is None or await interest(conn, organization_id, followed):
                 return True
         return False
 

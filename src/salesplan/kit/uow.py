@@ -17,6 +17,7 @@ the same handlers as a request.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
@@ -25,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, a
 
 from salesplan.kit import events
 from salesplan.kit.driver import begun, transaction
-from salesplan.kit.events import DomainEvent, EventHandlers
+from salesplan.kit.events import DomainEvent, EventHandlers, EventQueue
 
 
 def session_factory(
@@ -41,19 +42,21 @@ def handlers_of(session: AsyncSession) -> EventHandlers | None:
     return events.handlers_on(session)
 
 
-async def _handle(conn: AsyncConnection, handlers: EventHandlers) -> list[DomainEvent]:
-    """Run the in-transaction handlers of the events queued on `conn` (and of those they
-    emit, round after round). Returns every event handled."""
+async def _handle(conn: AsyncConnection, queue: EventQueue) -> list[DomainEvent]:
+    """Run the in-transaction handlers of the events queued for `conn`'s transaction (and of
+    those they emit, round after round). Returns every event handled."""
     handled: list[DomainEvent] = []
-    if not events.pending(conn):
+    if not queue.pending:
         return handled
+    if queue.handlers is None:
+        raise RuntimeError("domain events emitted on a session that has no event handlers")
     await begun(conn)
     for _ in range(events.MAX_ROUNDS):
-        batch = events.take(conn)
+        batch = queue.take()
         if not batch:
             return handled
         handled += batch
-        await handlers.run_in_transaction(conn, batch)
+        await queue.handlers.run_in_transaction(conn, batch)
     raise RuntimeError(f"domain events still emitted after {events.MAX_ROUNDS} rounds")
 
 
@@ -63,15 +66,13 @@ async def handle_pending(session: AsyncSession) -> list[DomainEvent]:
     event handled."""
     if not events.pending(session):
         return []
-    handlers = handlers_of(session)
-    if handlers is None:
-        raise RuntimeError("domain events emitted on a session that has no event handlers")
+    queue = events.queue_of(session)
     await session.flush()
     conn = await session.connection()
     # While the handlers run, what they emit on the connection joins the session's queue.
-    events.own(conn, handlers, events.queue_of(session))
+    events.own(conn, queue)
     try:
-        return await _handle(conn, handlers)
+        return await _handle(conn, queue)
     finally:
         events.disown(conn)
 
@@ -104,7 +105,7 @@ class Database:
     engine: AsyncEngine
     read_engine: AsyncEngine
 
-    @property
+    @functools.cached_property
     def handlers(self) -> EventHandlers:
         """The event handlers the session factory carries (`session_factory`)."""
         found = self.sessionmaker.kw.get("info", {}).get(events.HANDLERS)
@@ -117,7 +118,7 @@ class UnitOfWork:
     """One request's or one job's access to the database. `read_only` (a route marked
     `db.read_only`) takes its session from the autocommit factory."""
 
-    __slots__ = ("_db", "_read_only", "_reader", "_session", "_writer", "_writer_events")
+    __slots__ = ("_db", "_read_only", "_reader", "_session", "_writer", "_writer_queue")
 
     def __init__(self, database: Database, *, read_only: bool = False) -> None:
         self._db = database
@@ -125,7 +126,7 @@ class UnitOfWork:
         self._session: AsyncSession | None = None
         self._reader: AsyncConnection | None = None
         self._writer: AsyncConnection | None = None
-        self._writer_events: list[DomainEvent] = []
+        self._writer_queue: EventQueue | None = None
 
     async def session(self) -> AsyncSession:
         """The ORM session (opened on first use)."""
@@ -146,7 +147,8 @@ class UnitOfWork:
         Events emitted on it are this unit of work's."""
         if self._writer is None:
             conn = await self._db.engine.connect()
-            events.own(conn, self._db.handlers, self._writer_events)
+            self._writer_queue = EventQueue(self._db.handlers)
+            events.own(conn, self._writer_queue)
             self._writer = conn
         return self._writer
 
@@ -156,46 +158,46 @@ class UnitOfWork:
         they emitted are handled in it (as a session's are), then it commits, then their
         after-commit handlers run; rolled back, with its events dropped, if it raises."""
         conn = await self.writer()
-        handlers = self._db.handlers
+        queue = self._writer_queue
+        assert queue is not None
         try:
             async with transaction(conn):
                 yield conn
-                handled = await _handle(conn, handlers)
+                handled = await _handle(conn, queue)
         except BaseException:
-            events.drop(conn)
+            queue.take()
             raise
         if handled:
-            await handlers.run_after_commit(handled)
+            await self._db.handlers.run_after_commit(handled)
 
     async def commit(self) -> None:
         if self._session is not None:
             await commit(self._session)
-        writer = self._writer
-        if writer is None:
+        writer, queue = self._writer, self._writer_queue
+        if writer is None or queue is None:
             return
-        handlers = self._db.handlers
         handled: list[DomainEvent] = []
         if writer.in_transaction():
-            handled = await _handle(writer, handlers)
+            handled = await _handle(writer, queue)
             await writer.commit()
-        elif events.pending(writer):
-            events.drop(writer)
+        elif queue.pending:
+            queue.take()
             raise RuntimeError("domain events emitted on the writer outside a transaction")
         # The events of writes that committed on their own (`events.emit_committed`).
-        handled += events.take_committed(writer)
+        handled += queue.take_committed()
         if handled:
-            await handlers.run_after_commit(handled)
+            await self._db.handlers.run_after_commit(handled)
 
     async def rollback(self) -> None:
         if self._session is not None:
             await rollback(self._session)
-        writer = self._writer
-        if writer is not None:
-            events.drop(writer)
+        writer, queue = self._writer, self._writer_queue
+        if writer is not None and queue is not None:
+            queue.take()
             if writer.in_transaction():
                 await writer.rollback()
             # Writes that committed on their own did happen: their after-commit handlers run.
-            committed = events.take_committed(writer)
+            committed = queue.take_committed()
             if committed:
                 await self._db.handlers.run_after_commit(committed)
 

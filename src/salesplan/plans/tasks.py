@@ -113,8 +113,7 @@ async def update_task_at_once(
     if row is None:
         return None
     task = task_dict(row)
-    for event in _events(ctx, plan_id, task, _completed(task, sent, params)):
-        events.emit_committed(conn, event)
+    events.emit_committed(conn, *_events(ctx, plan_id, task, _completed(task, sent, params)))
     return task
 
 

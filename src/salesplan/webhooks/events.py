@@ -211,5 +211,5 @@ class Recorder:
         kinds: Sequence[type[DomainEvent]],
     ) -> bool:
         """Whether an enabled endpoint of the organization receives one of these events."""
-        types = [self.types[k] for k in kinds if issubclass(k, ResourceEvent) and k in self.types]
+        types = [self.types[k] for k in kinds if k in self.types]
         return bool(types) and await has_subscribers(conn, organization_id, types)
