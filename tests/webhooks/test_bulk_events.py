@@ -74,10 +74,10 @@ async def test_a_csv_import_records_created_accounts_and_contacts(
                 ["ACC-404", "Bob", "Nobody", "bob@example.com"],
             ]
         )
-    maker = app.state.sessionmaker
-    done = await run_import(maker, "accounts", accounts, actor.org.id, tmp_path / "ra.csv")
+    database = app.state.database
+    done = await run_import(database, "accounts", accounts, actor.org.id, tmp_path / "ra.csv")
     assert done.created == 2
-    done = await run_import(maker, "contacts", contacts, actor.org.id, tmp_path / "rc.csv")
+    done = await run_import(database, "contacts", contacts, actor.org.id, tmp_path / "rc.csv")
     assert (done.created, done.rejected) == (1, 1)
     await deliver_due(worker_ctx(app))
     got = _events(receiver)

@@ -128,6 +128,12 @@ class UnitOfWork:
         self._writer: AsyncConnection | None = None
         self._writer_queue: EventQueue | None = None
 
+    def separate(self, *, read_only: bool = False) -> UnitOfWork:
+        """A unit of work of its own on the same database, for work that must end before this
+        one goes on (the reads before a slow call to another server, which then holds no
+        connection) or must outlive its rollback (a refused request's stored answer)."""
+        return UnitOfWork(self._db, read_only=read_only)
+
     async def session(self) -> AsyncSession:
         """The ORM session (opened on first use)."""
         if self._session is None:

@@ -39,7 +39,6 @@ from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
 from salesplan.kit.scoping import OrgScope
-from salesplan.kit.uow import commit
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -245,7 +244,8 @@ def _finish(enrollment: EngageEnrollment, state: str, reason: str | None, now: A
 
 async def run_campaign_steps(ctx: WorkerContext) -> int:
     """Job kind: schedule one batch of due steps, then complete finished campaigns."""
-    async with ctx.sessionmaker() as session:
+    async with ctx.unit_of_work() as uow:
+        session = await uow.session()
         enrollments = await sequence_repository.claim_due_steps(session, BATCH)
         by_campaign: dict[uuid.UUID, list[EngageEnrollment]] = {}
         for enrollment in enrollments:
@@ -260,5 +260,4 @@ async def run_campaign_steps(ctx: WorkerContext) -> int:
         completed = await sequence_repository.complete_finished(session)
         if queued:
             await wake_worker(session)
-        await commit(session)
     return len(enrollments) + completed

@@ -42,7 +42,6 @@ from salesplan.engage.delivery.transports import (
 )
 from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
-from salesplan.kit.uow import commit
 from salesplan.models.engage_delivery import EngageMessage
 from salesplan.worker.context import WorkerContext
 
@@ -65,9 +64,8 @@ def backoff(attempts: int) -> timedelta:
 async def run_delivery(ctx: WorkerContext) -> int:
     """Deliver one batch of due messages; the number handled (0 when nothing was due)."""
     signer = load_signer(ctx.settings)
-    async with ctx.sessionmaker() as session:
-        messages, deferred = await claim(session, ctx.settings, ctx.worker_id)
-        await commit(session)
+    async with ctx.unit_of_work() as uow:
+        messages, deferred = await claim(await uow.session(), ctx.settings, ctx.worker_id)
     if not messages:
         return deferred
     email = [m for m in messages if m.channel == "EMAIL"]
@@ -77,11 +75,12 @@ async def run_delivery(ctx: WorkerContext) -> int:
     if email:
         outcomes += await send_email_batch(ctx.settings, email, recorder.sent, signer)
     if slack:
-        async with ctx.sessionmaker() as session:
-            outcomes += await send_slack_batch(session, ctx.settings, slack, recorder.sent)
-    async with ctx.sessionmaker() as session:
-        await record(session, ctx.worker_id, messages, outcomes)
-        await commit(session)
+        async with ctx.unit_of_work() as uow:
+            outcomes += await send_slack_batch(
+                await uow.session(), ctx.settings, slack, recorder.sent
+            )
+    async with ctx.unit_of_work() as uow:
+        await record(await uow.session(), ctx.worker_id, messages, outcomes)
     return len(messages) + deferred
 
 
