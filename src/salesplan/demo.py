@@ -273,7 +273,7 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     from email.utils import formataddr
 
     from salesplan.calendar.crypto import encrypt_password
-    from salesplan.calendar.events import CalendarEventChanged
+    from salesplan.calendar.events import CalendarEventCreated
     from salesplan.engage.delivery.events import ReplyReceived
     from salesplan.feed.ingest import Incoming, engage_message_sent, record
     from salesplan.kit.clock import utcnow
@@ -346,7 +346,7 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     )
     session.add(meeting)
     await session.flush()
-    emit(session, CalendarEventChanged(meeting.id))  # its meeting thread (feed/ingest.py)
+    emit(session, CalendarEventCreated(org.id, meeting))  # its meeting thread (feed/ingest.py)
     await handle_pending(session)  # the reply's and the meeting's entries, before Slack's
     root = now - timedelta(hours=5)
 

@@ -13,7 +13,7 @@ import httpx
 import orjson
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.calendar.events import CalendarEventChanged
+from salesplan.calendar.events import CalendarEventUpdated
 from salesplan.engage.delivery.events import ReplyReceived
 from salesplan.engage.delivery.integrations import inbound_secret, set_integration
 from salesplan.feed.ingest import engage_message_sent
@@ -129,7 +129,7 @@ async def meeting_changed(db: AsyncSession, event: CalendarEvent) -> None:
     """Commit a new or changed event as the calendar's writes do (calendar/sync.py): the
     feed's meeting thread follows it in the same transaction."""
     await db.flush()
-    emit(db, CalendarEventChanged(event.id))
+    emit(db, CalendarEventUpdated(event.organization_id, event))
     await commit(db)
 
 

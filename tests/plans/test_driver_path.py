@@ -1,23 +1,30 @@
-"""The Core write path (updatePlanTask's checks and write in `kit.driver.transaction`): the
-`plan.updated` event's plan is read with the driver's statements only, so the driver's
-transaction stays the one owner (SQLAlchemy begins no transaction, no savepoint, of its own)
-and the plan it renders is getPlan's, JSON columns included."""
+"""The Core write path (updatePlanTask's checks and write in `kit.driver.transaction`, the unit
+of work's `atomic()`): the transaction is SQLAlchemy's own, begun on the driver at once, so the
+driver's statements and SQLAlchemy's run in the one transaction (no savepoint, nothing
+committed on its own), and the `plan.updated` event's plan, rendered there, is getPlan's,
+JSON columns included."""
 
 from __future__ import annotations
 
 import json
 import uuid
 
-from sqlalchemy import event
+from sqlalchemy import bindparam, event, update
 
-from salesplan.kit.driver import transaction
+from salesplan.kit.driver import DriverStatement, transaction
 from salesplan.kit.responses import json_bytes
-from salesplan.kit.scoping import OrgScope
-from salesplan.plans.views import plan_updated
+from salesplan.models.plans import Plan
+from salesplan.plans.events import PlanUpdated
 from tests.plans.helpers import PLANS, new_plan
 
+RENAME = DriverStatement(
+    update(Plan.__table__)
+    .where(Plan.__table__.c.id == bindparam("plan_id", type_=Plan.__table__.c.id.type))
+    .values(name=bindparam("name"), updated_at=Plan.__table__.c.updated_at)
+)
 
-async def test_the_event_plan_is_read_on_the_driver_alone(app, client, db, actor, is_postgres):
+
+async def test_the_event_plan_is_rendered_in_the_driver_transaction(app, client, db, actor):
     plan = await new_plan(
         client,
         db,
@@ -35,24 +42,36 @@ async def test_the_event_plan_is_read_on_the_driver_alone(app, client, db, actor
         tasks=[{"title": "loose"}],
     )
     pid = uuid.UUID(plan["id"])
-    begun: list[object] = []
+    savepoints: list[object] = []
 
-    def began(connection: object) -> None:
-        begun.append(connection)
+    def savepoint(*args: object) -> None:
+        savepoints.append(args)
 
+    engine = app.state.engine.sync_engine
     async with app.state.engine.connect() as conn:
-        async with transaction(conn):
-            event.listen(app.state.engine.sync_engine, "begin", began)
+        event.listen(engine, "savepoint", savepoint)
+        try:
+            async with transaction(conn):
+                assert conn.in_transaction()
+                # A statement sent straight to the driver, then SQLAlchemy's reads: one
+                # transaction sees the other's write.
+                await RENAME.fetchval(conn, {"plan_id": pid, "name": "Renamed"})
+                rendered = await PlanUpdated(actor.org.id, pid).resource(conn)
+                assert conn.in_transaction()
+            got = await client.get(f"{PLANS}/{pid}", headers=actor.in_org())
+            assert got.status_code == 200, got.text
+            assert json.loads(json_bytes(rendered)) == got.json()
+            assert got.json()["name"] == "Renamed"
+            # Rolled back as a whole: the driver's write goes with SQLAlchemy's transaction.
             try:
-                _, type_, data = plan_updated(conn, OrgScope(actor.org.id), pid)  # type: ignore[arg-type]
-                rendered = await data()
-            finally:
-                event.remove(app.state.engine.sync_engine, "begin", began)
-            assert begun == []  # no transaction (no savepoint) begun by SQLAlchemy
-            if is_postgres:  # asyncpg's own transaction; SQLAlchemy's is SQLite's there
-                assert not conn.in_transaction()
+                async with transaction(conn):
+                    await RENAME.fetchval(conn, {"plan_id": pid, "name": "Lost"})
+                    raise RuntimeError("roll back")
+            except RuntimeError:
+                pass
+        finally:
+            event.remove(engine, "savepoint", savepoint)
         assert not conn.in_transaction()
-    assert type_ == "plan.updated"
-    got = await client.get(f"{PLANS}/{pid}", headers=actor.in_org())
-    assert got.status_code == 200, got.text
-    assert json.loads(json_bytes(rendered)) == got.json()
+    assert savepoints == []
+    again = await client.get(f"{PLANS}/{pid}", headers=actor.in_org())
+    assert again.json()["name"] == "Renamed"

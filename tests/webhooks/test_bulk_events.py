@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 from salesplan.accounts.importer import run_import
 from salesplan.accounts.service import bulk_create_accounts
 from salesplan.auth.principal import RequestContext
+from salesplan.kit.uow import handle_pending
 from salesplan.models.webhooks import WebhookEvent
 from tests.webhooks.conftest import deliver_due, make_endpoint, worker_ctx
 
@@ -49,6 +50,7 @@ async def test_a_rolled_back_bulk_create_records_no_event(app, client, actor, db
     rows = [{"name": f"N{i}"} for i in range(3)]
     async with app.state.sessionmaker() as session:
         assert (await bulk_create_accounts(session, ctx, rows))["created"] == 3
+        await handle_pending(session)  # what the unit of work runs just before COMMIT
         assert await session.scalar(select(func.count()).select_from(WebhookEvent)) == 3
         await session.rollback()
     assert await db.scalar(select(func.count()).select_from(WebhookEvent)) == 0
@@ -72,10 +74,10 @@ async def test_a_csv_import_records_created_accounts_and_contacts(
                 ["ACC-404", "Bob", "Nobody", "bob@example.com"],
             ]
         )
-    maker = app.state.sessionmaker
-    done = await run_import(maker, "accounts", accounts, actor.org.id, tmp_path / "ra.csv")
+    database = app.state.database
+    done = await run_import(database, "accounts", accounts, actor.org.id, tmp_path / "ra.csv")
     assert done.created == 2
-    done = await run_import(maker, "contacts", contacts, actor.org.id, tmp_path / "rc.csv")
+    done = await run_import(database, "contacts", contacts, actor.org.id, tmp_path / "rc.csv")
     assert (done.created, done.rejected) == (1, 1)
     await deliver_due(worker_ctx(app))
     got = _events(receiver)

@@ -17,6 +17,7 @@ from salesplan.accounts.schemas import AccountIn
 from salesplan.accounts.service import create_account
 from salesplan.auth.principal import RequestContext
 from salesplan.kit.clock import utcnow
+from salesplan.kit.uow import commit
 from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from salesplan.webhooks import delivery
 from tests.webhooks.conftest import API, deliver_due, make_endpoint, worker_ctx
@@ -162,7 +163,7 @@ async def test_a_rolled_back_change_records_no_event(app, client, actor, db, rec
     assert await db.scalar(select(func.count()).select_from(WebhookEvent)) == 0
     async with app.state.sessionmaker() as session:
         await create_account(session, ctx, AccountIn(name="Kept"))
-        await session.commit()
+        await commit(session)  # the unit of work's commit: the events' handlers, then COMMIT
     assert await db.scalar(select(func.count()).select_from(WebhookEvent)) == 1
 
 

@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from salesplan.accounts.limits import BATCH_SIZE
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
-from salesplan.kit.uow import commit
+from salesplan.kit.uow import Database, UnitOfWork
 from salesplan.models.identity import Organization
 
 Kind = Literal["accounts", "contacts"]
@@ -128,7 +126,7 @@ def _reason(error: dict[str, Any]) -> str:
 
 
 async def run_import(
-    sessionmaker: async_sessionmaker[AsyncSession],
+    database: Database,
     kind: Kind,
     path: Path,
     organization_id: uuid.UUID,
@@ -141,8 +139,8 @@ async def run_import(
     from salesplan.contacts.service import bulk_create_contacts
 
     summary = ImportSummary(kind=kind, rejected_file=str(rejected_path))
-    async with sessionmaker() as session:
-        if await session.get(Organization, organization_id) is None:
+    async with UnitOfWork(database, read_only=True) as uow:
+        if await (await uow.session()).get(Organization, organization_id) is None:
             raise NotFound("Organization not found.", details={"id": str(organization_id)})
     # The importer acts as the organization itself, not as a token.
     ctx = RequestContext.internal(organization_id, request_id="cli-import")
@@ -167,9 +165,8 @@ async def run_import(
                 for raw in batch
             ]
             try:
-                async with sessionmaker() as session:
-                    result = await create(session, ctx, rows)
-                    await commit(session)
+                async with UnitOfWork(database) as uow:  # a batch a transaction
+                    result = await create(await uow.session(), ctx, rows)
             except Exception as exc:  # the batch is rolled back: say so, stop
                 summary.not_processed = summary.rows_read - summary.created - summary.rejected
                 summary.error = f"batch starting at row {first_line + 1} failed: {exc}"

@@ -11,11 +11,13 @@ from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.accounts import repository
+from salesplan.accounts.events import AccountCreated, AccountDeleted, AccountUpdated
 from salesplan.accounts.schemas import AccountIn, AccountOut, AccountPatch
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound, validation_errors
 from salesplan.kit.bulk import BulkCreate
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
@@ -25,7 +27,6 @@ from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import Account, BuyingGroup, default_buying_group_name
 from salesplan.organizations.repository import MembershipRepository
 from salesplan.organizations.service import check_owner
-from salesplan.webhooks import events
 
 
 async def list_accounts(
@@ -93,13 +94,8 @@ async def create_account(session: AsyncSession, ctx: RequestContext, data: Accou
     session.add(account)
     session.add(BuyingGroup(**_default_group(ctx, account.id, account.name, utcnow())))
     await flush_or_conflict(session, data.crm_id, "account")
-    await _event(session, ctx, "account.created", account)
+    emit(session, AccountCreated(ctx.organization_id, account))
     return account
-
-
-async def _event(session: AsyncSession, ctx: RequestContext, type_: str, account: Account) -> None:
-    """The change's webhook event, in its transaction (contract §13)."""
-    await events.changed(session, ctx, type_, AccountOut, account)
 
 
 async def replace_account(
@@ -109,7 +105,7 @@ async def replace_account(
     await check_owner(session, ctx, data.owner_id)
     apply(account, data.model_dump())
     await flush_or_conflict(session, data.crm_id, "account")
-    await _event(session, ctx, "account.updated", account)
+    emit(session, AccountUpdated(ctx.organization_id, account))
     return account
 
 
@@ -123,7 +119,7 @@ async def patch_account(
         await check_owner(session, ctx, sent["owner_id"])
     apply(account, sent)
     await flush_or_conflict(session, account.crm_id, "account")
-    await _event(session, ctx, "account.updated", account)
+    emit(session, AccountUpdated(ctx.organization_id, account))
     return account
 
 
@@ -132,7 +128,7 @@ async def delete_account(session: AsyncSession, ctx: RequestContext, account_id:
     if account.archived_at is None:
         archive(account)
         await session.flush()
-        await _event(session, ctx, "account.deleted", account)
+        emit(session, AccountDeleted(ctx.organization_id, account))
 
 
 # --- bulk -------------------------------------------------------------------------------------
@@ -186,5 +182,5 @@ async def bulk_create_accounts(
         groups = [_default_group(ctx, v["id"], v["name"], v["created_at"]) for v in created]
         group_table = cast(Table, BuyingGroup.__table__)
         await session.execute(group_table.insert().returning(group_table.c.id), groups)
-    await bulk.record_created()  # webhooks (contract §13)
+    bulk.emit_created(AccountCreated)
     return bulk.summary()

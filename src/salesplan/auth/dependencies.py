@@ -23,7 +23,7 @@ from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
 from salesplan.auth.tokens import bearer_token, cached_principal, resolve_token
 from salesplan.db import check_available
 from salesplan.errors import Forbidden, RateLimited
-from salesplan.kit.uow import commit
+from salesplan.kit.uow import UnitOfWork
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import GROUPS, is_write
 
@@ -41,16 +41,14 @@ async def authenticate(request: Request, session: AsyncSession, audience: str = 
 async def authenticate_request(request: Request, audience: str = "api") -> Principal:
     """The principal of the request's bearer token: from the principal cache without touching
     the database, else looked up in a session of its own, committed (the key's last-used
-    stamp) before the request's own work begins."""
+    stamp) before the request's own work begins: a unit of work of its own."""
     raw = bearer_token(request.headers.get("authorization"))
     cached = cached_principal(raw, audience)
     if cached is not None:
         return cached
     check_available(request)
-    async with request.app.state.sessionmaker() as session:
-        principal = await resolve_token(session, raw, audience)
-        await commit(session)
-    return principal
+    async with UnitOfWork(request.app.state.database) as uow:
+        return await resolve_token(await uow.session(), raw, audience)
 
 
 def check_scope(principal: Principal, scope: str | None) -> None:

@@ -24,7 +24,7 @@ from salesplan.calendar.schemas import (
     SummaryOut,
     TranscriptOut,
 )
-from salesplan.db import SessionDep
+from salesplan.db import SessionDep, UoW
 from salesplan.kit import outbound
 from salesplan.kit.fields import DateTime
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
@@ -187,14 +187,14 @@ def _tagged(out: EventOut, if_none_match: str | None = None) -> Response:
 )
 @as_tool(docs=text.UPDATE_CALENDAR_EVENT_ARGS)
 async def update_event(
-    eventId: uuid.UUID, body: EventPatch, ctx: Write, session: SessionDep, request: Request
+    eventId: uuid.UUID, body: EventPatch, ctx: Write, uow: UoW, request: Request
 ) -> Response:
     """Change the caller's own event: pushed to the CalDAV server first (If-Match on its ETag);
     502 `provider_error` when the server fails, 409 `conflict` when it changed there. The
     client's `If-Match` (the event's `etag`) is honoured: no longer current → 412
     `precondition_failed`, nothing changed. Answers the event with its new `ETag`."""
     event = await service.update_event(
-        session,
+        uow,
         ctx,
         eventId,
         body,

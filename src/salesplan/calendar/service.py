@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.crypto import decrypt_password, encrypt_password
-from salesplan.calendar.events import CalendarEventChanged
+from salesplan.calendar.events import CalendarEventUpdated
 from salesplan.calendar.ical import OccurrenceMissing, apply_changes, parse_instances
 from salesplan.calendar.provider import (
     AuthFailure,
@@ -48,13 +48,13 @@ from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.responses import if_match_holds
 from salesplan.kit.schemas import PaginationMeta
+from salesplan.kit.uow import UnitOfWork
 from salesplan.models.calendar import (
     CalendarActionItem,
     CalendarArtifact,
     CalendarConnection,
     CalendarEvent,
 )
-from salesplan.webhooks import events as webhook_events
 from salesplan.worker.context import wake_worker
 
 
@@ -246,28 +246,15 @@ def event_tag(event: CalendarEvent) -> str:
     return EventOut.of(event).etag
 
 
-async def end_reads(session: AsyncSession) -> None:
-    """End the request's transaction before a provider call: nothing is written yet (only
-    reads happened), so nothing is lost, and no connection or lock is held while the provider
-    takes its time. The session begins a new transaction at its next statement."""
-    assert not (session.new or session.dirty or session.deleted), "writes before a provider call"
-    await session.rollback()
-
-
-async def update_event(
+async def _push_target(
     session: AsyncSession,
     ctx: RequestContext,
     event_id: uuid.UUID,
-    data: EventPatch,
-    secret: bytes,
-    policy: outbound.OutboundPolicy,
-    if_match: str | None = None,
-) -> CalendarEvent:
-    """Push the change to the provider, then store what the provider now holds. The provider
-    is called with no database transaction open; the row is read again afterwards and written
-    only if no sync changed it meanwhile (else the newer row is answered as it is)."""
-    sent = data.sent()
-    reject_nulls(sent, ("title", "start", "end"))
+    sent: dict[str, Any],
+    if_match: str | None,
+) -> tuple[_Target, dict[str, Any], datetime, datetime]:
+    """The event's provider coordinates, the changes to push and the event's new start and
+    end (aware), after the checks: owner only, `If-Match`, end not before start."""
     events = EventRepository(session, ctx)
     event = await events.get(event_id)
     if event.user_id != _me(ctx):
@@ -304,7 +291,27 @@ async def update_event(
         username=conn.username,
         password_encrypted=conn.password_encrypted,
     )
-    await end_reads(session)
+    return target, changes, start, end
+
+
+async def update_event(
+    uow: UnitOfWork,
+    ctx: RequestContext,
+    event_id: uuid.UUID,
+    data: EventPatch,
+    secret: bytes,
+    policy: outbound.OutboundPolicy,
+    if_match: str | None = None,
+) -> CalendarEvent:
+    """Push the change to the provider, then store what the provider now holds. The provider
+    is called with no database transaction open: the reads before it are a unit of work of
+    their own, ended first; the row is read again afterwards, in the request's, and written
+    only if no sync changed it meanwhile (else the newer row is answered as it is)."""
+    sent = data.sent()
+    reject_nulls(sent, ("title", "start", "end"))
+    async with uow.separate(read_only=True) as reads:
+        reading = await reads.session()
+        target, changes, start, end = await _push_target(reading, ctx, event_id, sent, if_match)
     try:
         password = decrypt_password(secret, target.password_encrypted)
         new_etag, ics = await provider_call(
@@ -321,6 +328,8 @@ async def update_event(
             details={"reason": str(exc)},
         ) from None
     # The provider accepted it: store what it now holds, on the row as it is now.
+    session = await uow.session()
+    events = EventRepository(session, ctx)
     current = await events.locked(target.event_id)
     if current is None:
         raise NotFound(
@@ -346,10 +355,7 @@ async def update_event(
     apply_values(event, values)
     event.updated_at = utcnow()
     await events.flush(event)
-    emit(session, CalendarEventChanged(event.id))  # the feed's meeting thread follows it
-    await webhook_events.record(
-        session, ctx.organization_id, "calendar_event.updated", lambda: EventOut.of(event)
-    )
+    emit(session, CalendarEventUpdated(ctx.organization_id, event))
     return event
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,16 +28,18 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.calendar import repository as repo
 from salesplan.calendar.crypto import decrypt_password
-from salesplan.calendar.events import CalendarEventChanged
+from salesplan.calendar.events import (
+    CalendarEventCreated,
+    CalendarEventDeleted,
+    CalendarEventUpdated,
+)
 from salesplan.calendar.ical import Instance, parse_instances
 from salesplan.calendar.provider import CalDAVCalendar, ProviderFailure, SyncTokenInvalid
 from salesplan.calendar.provider import call as provider_call
-from salesplan.calendar.schemas import EventOut
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
-from salesplan.kit.events import emit
+from salesplan.kit.events import RowEvent, emit
 from salesplan.models.calendar import CalendarConnection, CalendarEvent
-from salesplan.webhooks import events as webhook_events
 from salesplan.worker.context import WorkerContext
 
 log = logging.getLogger("salesplan.calendar.sync")
@@ -207,7 +208,7 @@ async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: 
     by_key = {(r.uid, r.recurrence_key): r for r in existing}
     emails = {a["email"] for _, _, inst in incoming.values() for a in inst.attendees}
     links = await repo.account_links(session, conn.organization_id, emails)
-    changes: list[tuple[str, CalendarEvent]] = []  # webhook events (contract §13)
+    changes: list[RowEvent] = []  # said when flushed
     for key, (href, etag, inst) in incoming.items():
         values = event_values(inst, href, etag, links)
         row = by_key.pop(key, None)
@@ -221,26 +222,17 @@ async def store_pulled(session: AsyncSession, conn: CalendarConnection, pulled: 
                 **values,
             )
             session.add(row)
-            changes.append(("calendar_event.created", row))
+            changes.append(CalendarEventCreated(conn.organization_id, row))
         elif apply_values(row, values):
-            changes.append(("calendar_event.updated", row))
+            changes.append(CalendarEventUpdated(conn.organization_id, row))
     for row in by_key.values():
         if row.href in touched:  # its object is gone, or no longer holds this instance
-            changes.append(("calendar_event.deleted", row))
+            changes.append(CalendarEventDeleted(conn.organization_id, row))
             await session.delete(row)
     await session.flush()
-    for kind, row in changes:  # the feed's meeting thread follows the event (feed/ingest.py)
-        if kind != "calendar_event.deleted":
-            emit(session, CalendarEventChanged(row.id))
-    await webhook_events.record_many(
-        session,
-        [(conn.organization_id, kind, _event_out(row)) for kind, row in changes],
-    )
+    for change in changes:
+        emit(session, change)
     return len(incoming)
-
-
-def _event_out(row: CalendarEvent) -> Callable[[], EventOut]:
-    return lambda: EventOut.of(row)
 
 
 async def _claim(ctx: WorkerContext) -> list[uuid.UUID]:

@@ -45,7 +45,8 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
 
     from salesplan.accounts.importer import count_rows, run_import
     from salesplan.config import Settings
-    from salesplan.db import create_engine, create_sessionmaker
+    from salesplan.db import create_database, create_engine
+    from salesplan.kit.uow import UnitOfWork
 
     org_id = parse_uuid(org, "--org")
     settings = Settings()
@@ -55,8 +56,10 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
 
     async def go() -> ImportSummary:
         engine = create_engine(settings)
+        database = create_database(engine)
         try:
-            async with engine.connect():  # reached: say which database this is
+            async with UnitOfWork(database, read_only=True) as uow:
+                await uow.reader()  # reached: say which database this is
                 announce_database(settings)
             with Progress(
                 "[progress.description]{task.description}",
@@ -67,7 +70,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
             ) as progress:
                 task = progress.add_task(f"importing {kind}", total=total)
                 return await run_import(
-                    create_sessionmaker(engine),
+                    database,
                     kind,
                     file,
                     org_id,

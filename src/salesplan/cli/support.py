@@ -180,22 +180,22 @@ def run_in_session(
 ) -> T:
     """Run `fn` in one transaction on a migrated database; AppErrors become a clear exit 1."""
     from salesplan.config import Settings
-    from salesplan.db import create_engine, create_sessionmaker
+    from salesplan.db import create_database, create_engine
 
     settings = settings or Settings()
     ensure_migrated(settings)
 
     async def go() -> T:
-        from salesplan.kit.uow import commit
+        from salesplan.kit.uow import UnitOfWork
 
         engine = create_engine(settings)
         try:
-            async with create_sessionmaker(engine)() as session:
+            # One unit of work: committed with its domain events when `fn` returns.
+            async with UnitOfWork(create_database(engine)) as uow:
+                session = await uow.session()
                 await session.connection()  # reached: say which database this is
                 announce_database(settings)
-                result = await fn(session)
-                await commit(session)  # with its domain events (kit.uow)
-                return result
+                return await fn(session)
         finally:
             await engine.dispose()
 

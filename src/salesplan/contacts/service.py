@@ -10,17 +10,18 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
+from salesplan.contacts.events import ContactCreated, ContactDeleted, ContactUpdated
 from salesplan.contacts.repository import ContactRepository
 from salesplan.contacts.schemas import ContactIn, ContactOut, ContactPatch, ContactReplace
 from salesplan.errors import ValidationFailed, validation_errors
 from salesplan.kit.bulk import BulkCreate
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
 from salesplan.kit.zones import check_zone, zone
 from salesplan.models.crm import Account, Contact
-from salesplan.webhooks import events
 
 
 async def list_account_contacts(
@@ -79,7 +80,7 @@ async def create_contact(
     check_zone(data.time_zone, "timeZone")
     contact = Contact(account_id=account_id, **data.model_dump())
     await ContactRepository(session, ctx).insert(contact)
-    await events.changed(session, ctx, "contact.created", ContactOut, contact)
+    emit(session, ContactCreated(ctx.organization_id, contact))
     return contact
 
 
@@ -95,7 +96,7 @@ async def replace_contact(
         await referenced(session, Account, ctx, account_id, "accountId")
         contact.account_id = account_id
     await contacts.update(contact, fields)
-    await events.changed(session, ctx, "contact.updated", ContactOut, contact)
+    emit(session, ContactUpdated(ctx.organization_id, contact))
     return contact
 
 
@@ -114,7 +115,7 @@ async def patch_contact(
             await referenced(session, Account, ctx, account_id, "accountId")
             contact.account_id = account_id
     await contacts.update(contact, sent)
-    await events.changed(session, ctx, "contact.updated", ContactOut, contact)
+    emit(session, ContactUpdated(ctx.organization_id, contact))
     return contact
 
 
@@ -123,7 +124,7 @@ async def delete_contact(session: AsyncSession, ctx: RequestContext, contact_id:
     contact = await contacts.get(contact_id)
     if contact.archived_at is None:
         await contacts.archive(contact)
-        await events.changed(session, ctx, "contact.deleted", ContactOut, contact)
+        emit(session, ContactDeleted(ctx.organization_id, contact))
 
 
 async def bulk_create_contacts(
@@ -187,7 +188,7 @@ async def bulk_create_contacts(
             continue
         checked.append((index, {**data.model_dump(), "account_id": account_id}))
     await bulk.insert(checked, _render)
-    await bulk.record_created()  # webhooks (contract §13)
+    bulk.emit_created(ContactCreated)
     return bulk.summary()
 
 

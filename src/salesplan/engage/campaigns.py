@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.engage.delivery import sequence_repository
 from salesplan.engage.delivery.windows import CONTACT
+from salesplan.engage.events import CampaignCompleted
 from salesplan.engage.lists import check_contacts
 from salesplan.engage.repository import (
     CampaignRepository,
@@ -31,13 +32,13 @@ from salesplan.engage.schemas import (
 )
 from salesplan.errors import Unprocessable, validation_errors
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.zones import zone
 from salesplan.models.engage import SKIP_REASONS, EngageCampaign, EngageEnrollmentJob, EngageList
-from salesplan.webhooks import events
 from salesplan.worker.context import wake_worker
 
 # PATCH may move a campaign only along these edges. Only startEngageCampaign schedules steps: a
@@ -190,7 +191,7 @@ async def update_campaign(
         elif new_status == "completed":
             await sequence_repository.stop_campaign(session, campaign.id)
     if new_status == "completed":
-        await events.changed(session, ctx, "engage_campaign.completed", CampaignOut, campaign)
+        emit(session, CampaignCompleted(ctx.organization_id, campaign))
     return campaign
 
 

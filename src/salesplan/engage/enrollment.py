@@ -14,7 +14,6 @@ from datetime import timedelta
 from salesplan.engage import enrollment_repository as repository
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
-from salesplan.kit.uow import commit, rollback
 from salesplan.models.engage import SKIP_REASONS, EngageCampaign
 from salesplan.worker.context import WorkerContext
 
@@ -59,22 +58,21 @@ async def _claim(ctx: WorkerContext) -> uuid.UUID | None:
     (worker/claims.py: concurrent workers pass over each other's candidates)."""
     now = utcnow()
     lease = now + timedelta(seconds=ctx.settings.worker_lease_seconds)
-    async with ctx.sessionmaker() as session:
-        job_id = await repository.claim_job(session, ctx.worker_id, now, lease)
-        await commit(session)
-    return job_id
+    async with ctx.unit_of_work() as uow:
+        return await repository.claim_job(await uow.session(), ctx.worker_id, now, lease)
 
 
 async def _run_batch(ctx: WorkerContext, job_id: uuid.UUID) -> tuple[int, bool]:
     """One committed batch. Returns (contacts processed, finished); (-1, True) when the job
     is no longer ours (its lease was taken over)."""
     size = ctx.settings.enrollment_batch_size
-    async with ctx.sessionmaker() as session:
+    async with ctx.unit_of_work() as uow:
+        session = await uow.session()
         now = utcnow()
         # First statement: take the row's write lock and prove the lease is still ours.
         lease = now + timedelta(seconds=ctx.settings.worker_lease_seconds)
         if not await repository.extend_lease(session, job_id, ctx.worker_id, lease):
-            await rollback(session)
+            await uow.rollback()
             return -1, True
         job = await repository.job(session, job_id)
         campaign = await session.get(EngageCampaign, job.campaign_id)
@@ -127,23 +125,21 @@ async def _run_batch(ctx: WorkerContext, job_id: uuid.UUID) -> tuple[int, bool]:
             finished=finished,
             now=now,
         )
-        await commit(session)
     return len(rows), finished
 
 
 async def _release(ctx: WorkerContext, job_id: uuid.UUID) -> None:
     """A worker shutting down hands its job back at once instead of letting the lease run out."""
-    async with ctx.sessionmaker() as session:
-        await repository.release_job(session, job_id, ctx.worker_id)
-        await commit(session)
+    async with ctx.unit_of_work() as uow:
+        await repository.release_job(await uow.session(), job_id, ctx.worker_id)
 
 
 async def _fail(ctx: WorkerContext, job_id: uuid.UUID, exc: Exception) -> None:
     """Hand the job back for a retry from its cursor, or mark it failed after MAX_ATTEMPTS.
     The error is recorded without internals (they go to the log)."""
     now = utcnow()
-    async with ctx.sessionmaker() as session:
-        job = await repository.job_of_worker(session, job_id, ctx.worker_id)
+    async with ctx.unit_of_work() as uow:
+        job = await repository.job_of_worker(await uow.session(), job_id, ctx.worker_id)
         if job is None:
             return
         errors = list(job.errors or [])
@@ -157,4 +153,3 @@ async def _fail(ctx: WorkerContext, job_id: uuid.UUID, exc: Exception) -> None:
         if job.attempts >= MAX_ATTEMPTS:
             job.status = "failed"
             job.completed_at = now
-        await commit(session)

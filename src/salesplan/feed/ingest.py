@@ -1,17 +1,17 @@
 """Writing the feed. Every source lands here, in the transaction that stores the source row:
 
-- engage replies and calendar events, through their domain events (`ReplyReceived`,
-  `CalendarEventChanged`, wired in `salesplan.events`): the code that writes the row says so,
-  and the handlers below run in the same transaction when the unit of work commits;
-- outbound engage messages (EMAIL) when they are sent, not when they are queued: the delivery
-  worker calls `engage_messages_sent` (a group at a time, set-based) in the transaction that
-  marks the messages `sent`, so a scheduled, cancelled or failed message never shows in an inbox;
+- engage replies, calendar events and sent engage e-mails, through their domain events
+  (`ReplyReceived`, `CalendarEventCreated`/`Updated`, `MessageSent`, wired in
+  `salesplan.events`): the code that writes the row says so, and the handlers below run in the
+  same transaction when the unit of work commits. A sent message enters the feed when it is
+  sent, not when it is queued, so a scheduled, cancelled or failed message never shows in an
+  inbox;
 - Slack messages, from the signed `/inbound/slack` route.
 
-This module says what a source becomes in the feed (an `Incoming` message); the statements
-that store it are `feed.ingest_repository`'s. The functions are synchronous over a
-`Connection`: the event handlers run on the transaction's connection, and async callers use
-`run_sync`.
+A message received (a reply, a Slack message) says `FeedMessageReceived`. This module says
+what a source becomes in the feed (an `Incoming` message); the statements that store it are
+`feed.ingest_repository`'s, synchronous over a `Connection`: the handlers run them through
+`run_sync` on the transaction's connection.
 """
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ from email.utils import parseaddr
 from typing import Any
 
 from sqlalchemy import Connection
+from sqlalchemy.ext.asyncio import AsyncConnection
 
-from salesplan.calendar.events import CalendarEventChanged
-from salesplan.engage.delivery.events import ReplyReceived
+from salesplan.calendar.events import CalendarEventCreated, CalendarEventUpdated
+from salesplan.engage.delivery.events import MessageSent, ReplyReceived
 from salesplan.feed import ingest_repository as repo
+from salesplan.feed.events import FeedMessageReceived
 from salesplan.feed.ingest_repository import Incoming, add_participants, record, snippet
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.models.engage_delivery import EngageMessage
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "calendar_events_changed",
     "engage_message_sent",
     "engage_messages_sent",
+    "messages_sent",
     "record",
     "replies_received",
     "snippet",
@@ -92,11 +96,18 @@ def _unique(ids: Sequence[uuid.UUID]) -> list[uuid.UUID]:
     return list(dict.fromkeys(ids))
 
 
-def replies_received(conn: Connection, events: Sequence[ReplyReceived]) -> None:
+async def replies_received(conn: AsyncConnection, events: Sequence[ReplyReceived]) -> None:
     """`ReplyReceived`: the reply is an inbound message of the thread of the message it
-    answers (by that message's Message-ID), else of a thread of its own."""
-    for r in repo.replies(conn, _unique([e.reply_id for e in events])):
-        record(conn, _reply_message(r))
+    answers (by that message's Message-ID), else of a thread of its own; a new message says
+    `FeedMessageReceived`."""
+    await conn.run_sync(_replies_received, _unique([e.reply_id for e in events]))
+
+
+def _replies_received(conn: Connection, reply_ids: list[uuid.UUID]) -> None:
+    for r in repo.replies(conn, reply_ids):
+        message_id = record(conn, _reply_message(r))
+        if message_id is not None:
+            emit(conn, FeedMessageReceived(r.organization_id, message_id))
 
 
 def _reply_message(r: Any) -> Incoming:
@@ -113,13 +124,29 @@ def _reply_message(r: Any) -> Incoming:
     )
 
 
-def calendar_events_changed(conn: Connection, events: Sequence[CalendarEventChanged]) -> None:
-    """`CalendarEventChanged`: a new event opens its meeting thread; a known one's thread
-    and message follow its title, text, start and attendees."""
-    for e in repo.calendar_events(conn, _unique([ev.event_id for ev in events])):
+async def calendar_events_changed(
+    conn: AsyncConnection, events: Sequence[CalendarEventCreated | CalendarEventUpdated]
+) -> None:
+    """A calendar event created or updated: a new event opens its meeting thread; a known
+    one's thread and message follow its title, text, start and attendees."""
+    await conn.run_sync(_calendar_events_changed, _unique([e.row.id for e in events]))
+
+
+def _calendar_events_changed(conn: Connection, event_ids: list[uuid.UUID]) -> None:
+    for e in repo.calendar_events(conn, event_ids):
         item = _meeting_message(e)
         if record(conn, item) is None:  # an update of a known event: the thread follows it
             repo.follow_calendar_event(conn, item)
+
+
+async def messages_sent(conn: AsyncConnection, events: Sequence[MessageSent]) -> None:
+    """`MessageSent`: the delivery worker's group of sent messages, set-based
+    (`engage_messages_sent`), a group per send time and From."""
+    groups: dict[tuple[datetime, str], list[EngageMessage]] = {}
+    for e in events:
+        groups.setdefault((e.sent_at, e.sender), []).append(e.message)
+    for (sent_at, sender), messages in groups.items():
+        await conn.run_sync(engage_messages_sent, messages, sent_at, sender)
 
 
 def _event_people(e: Any) -> list[tuple[str, str | None]]:

@@ -28,7 +28,7 @@ from sqlalchemy import (
     true,
     union_all,
 )
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.calendar.repository import readable
@@ -468,9 +468,9 @@ def _since_text(session: AsyncSession, stmt: Any, *, is_date: bool = False) -> A
     return select(sub.c.kind, sub.c.etype, sub.c.eid, value.label("since"), sub.c.label)
 
 
-async def message_by_source_key(
-    session: AsyncSession, scope: TenantScope, source_key: str
-) -> FeedMessage | None:
-    """The organization's feed message stored from `source_key` (unique per organization)."""
-    stmt = scoped(select(FeedMessage).where(FeedMessage.source_key == source_key), scope)
-    return (await session.execute(stmt)).scalar_one_or_none()
+async def message_row(conn: AsyncConnection, scope: TenantScope, message_id: uuid.UUID) -> Any:
+    """The organization's feed message `message_id` (its row: the attributes `message_out`
+    reads), on a transaction's connection; None if there is none."""
+    table = FeedMessage.__table__
+    stmt = scoped(select(table).where(table.c.id == message_id), scope, FeedMessage)
+    return (await conn.execute(stmt)).first()

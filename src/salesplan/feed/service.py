@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
@@ -26,11 +27,10 @@ from salesplan.feed.schemas import (
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, get_scoped
+from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import Account
 from salesplan.models.feed import FeedMessage
 from salesplan.models.identity import Organization
-from salesplan.webhooks import events
 
 UNANSWERED_AFTER = timedelta(hours=24)
 MAX_ANALYTICS_DAYS = 366
@@ -95,7 +95,8 @@ async def thread_messages(
     return [message_out(m) for m in rows], meta
 
 
-def message_out(m: FeedMessage) -> FeedMessageOut:
+def message_out(m: FeedMessage | Row[Any]) -> FeedMessageOut:
+    """A feed message as the thread's messages answer it (from its object or its row)."""
     return FeedMessageOut(
         id=m.id,
         thread_id=m.thread_id,
@@ -108,19 +109,6 @@ def message_out(m: FeedMessage) -> FeedMessageOut:
         channel=m.slack_channel,
         ts=m.slack_ts,
     )
-
-
-async def record_received(session: AsyncSession, scope: TenantScope, source_key: str) -> int:
-    """`feed_message.received` (contract §13) of the feed message just stored from
-    `source_key` (an inbound e-mail's `engage_reply:{id}`), as the thread's messages answer
-    it, in the session's transaction. Without a subscriber: one indexed read, no lookup."""
-    type_ = "feed_message.received"
-    if not await events.has_subscribers(session, scope.organization_id, [type_]):
-        return 0
-    found = await repo.message_by_source_key(session, scope, source_key)
-    if found is None:
-        return 0
-    return await events.record(session, scope.organization_id, type_, message_out(found))
 
 
 # -- analytics -------------------------------------------------------------------------------

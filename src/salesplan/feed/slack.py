@@ -24,11 +24,10 @@ from salesplan.auth.dependencies import public
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.integrations import slack_signing_secret
 from salesplan.errors import PayloadTooLarge, Unauthorized, ValidationFailed
+from salesplan.feed.events import FeedMessageReceived
 from salesplan.feed.ingest import Incoming, record
 from salesplan.feed.repository import is_own_address
-from salesplan.feed.schemas import FeedMessageOut
-from salesplan.models.feed import FeedMessage
-from salesplan.webhooks import events
+from salesplan.kit.events import emit
 
 router = APIRouter(include_in_schema=False)
 
@@ -115,19 +114,8 @@ async def store_event(
     message_id: uuid.UUID | None = await session.run_sync(write)
     if message_id is None:
         return False
-    # Webhooks (contract §13): the message as the thread reads answer it.
-    await events.record(
-        session, organization_id, "feed_message.received", lambda: _message(session, message_id)
-    )
+    emit(session, FeedMessageReceived(organization_id, message_id))
     return True
-
-
-async def _message(session: AsyncSession, message_id: uuid.UUID) -> FeedMessageOut:
-    from salesplan.feed.service import message_out
-
-    found = await session.get(FeedMessage, message_id)
-    assert found is not None
-    return message_out(found)
 
 
 @router.post("/inbound/slack", openapi_extra=public())

@@ -1,7 +1,8 @@
 """`Idempotency-Key` for Engage sends (contract §6), held in the database so that it works
 across processes and machines.
 
-One transaction per request: the request's own.
+One transaction per request, the request's own unit of work, which this wraps (it commits
+nothing itself):
 1. `_look` reads the key's record (`repository.locked_record`; on PostgreSQL it takes a
    transaction-level advisory lock on the key in the same statement): a finished record is
    replayed, another body is 409 `payload_mismatch`, a record in flight or a lock held by
@@ -10,8 +11,8 @@ One transaction per request: the request's own.
    transaction, so the outbox rows and the stored result commit together (or neither does).
    The unique constraint on (organization, token, operation, key) is what makes concurrent
    requests meet on SQLite, and the last word anywhere: the loser rolls back and looks again.
-3. A 4xx is stored (in its own transaction, the request's being rolled back) and replayed; a
-   5xx, or a 429 that says "try later", stores nothing, so the key is free again.
+3. A 4xx is stored (in a unit of work of its own, the request's being rolled back) and
+   replayed; a 5xx, or a 429 that says "try later", stores nothing, so the key is free again.
 
 (It was three transactions: the authentication's, the in-flight record's, the operation's.)
 """
@@ -27,14 +28,15 @@ from typing import Any
 import orjson
 from fastapi import Request
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import JSONResponse
 
 from salesplan.auth.principal import RequestContext
+from salesplan.db import unit_of_work
 from salesplan.errors import AppError, Conflict, ValidationFailed
 from salesplan.idempotency import repository
 from salesplan.kit.clock import utcnow
-from salesplan.kit.uow import commit, rollback
+from salesplan.kit.uow import UnitOfWork
 from salesplan.models.engage_delivery import IdempotencyRecord
 
 EXPIRY = timedelta(hours=24)
@@ -130,46 +132,46 @@ def _releases(exc: AppError) -> bool:
 
 async def run_idempotent(
     request: Request,
-    session: AsyncSession,
     ctx: RequestContext,
     *,
     operation: str,
     key: str | None,
     path_params: dict[str, Any] | None,
-    execute: Callable[[], Awaitable[tuple[int, dict[str, Any]]]],
+    execute: Callable[[AsyncSession], Awaitable[tuple[int, dict[str, Any]]]],
 ) -> JSONResponse:
-    """Run `execute` at most once per key; see the module docstring."""
+    """Run `execute` (given the session of the request's unit of work) at most once per key;
+    see the module docstring. This wraps the unit of work and commits nothing itself: the
+    unit of work commits the operation's writes with the key's record, or rolls both back."""
     key = check_key(key)
     try:
         body = orjson.loads(await request.body() or b"null")
     except orjson.JSONDecodeError as exc:  # pragma: no cover - FastAPI rejected it already
         raise ValidationFailed("Malformed JSON.") from exc
     print_ = fingerprint(body, path_params)
-    maker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     for _ in range(3):
+        committing = False
+        uow = unit_of_work(request)
         try:
-            replay = await _look(session, ctx, operation, key, print_)
-            if replay is not None:
-                await commit(session)  # what authentication wrote (an API key's last use)
-                return JSONResponse(replay.body, replay.status, headers={REPLAYED_HEADER: "true"})
-            status, payload = await execute()
-            await session.flush()  # the operation's own errors surface here, not below
-            session.add(_record(ctx, operation, key, print_, status, payload))
-            try:
-                await commit(session)
-            except IntegrityError:
-                # Another request with this key committed first (SQLite, or a lock-free
-                # race): this one's work is rolled back, and the key's record answers it.
-                await rollback(session)
-                continue
+            async with uow:
+                session = await uow.session()
+                replay = await _look(session, ctx, operation, key, print_)
+                if replay is not None:
+                    headers = {REPLAYED_HEADER: "true"}
+                    return JSONResponse(replay.body, replay.status, headers=headers)
+                status, payload = await execute(session)
+                await session.flush()  # the operation's own errors surface here, not below
+                session.add(_record(ctx, operation, key, print_, status, payload))
+                committing = True
+        except IntegrityError:
+            if not committing:
+                raise
+            # Another request with this key committed first (SQLite, or a lock-free race):
+            # this one's work was rolled back, and the key's record answers it.
+            continue
         except AppError as exc:
-            await rollback(session)
             own = isinstance(exc, Conflict) and exc.details.get("reason") in _OWN_CONFLICTS
             if not own and not _releases(exc):
-                await _store_error(maker, ctx, operation, key, print_, exc)
-            raise
-        except BaseException:
-            await rollback(session)
+                await _store_error(uow, ctx, operation, key, print_, exc)
             raise
         return JSONResponse(payload, status)
     raise Conflict(IN_FLIGHT, details={"reason": "in_flight"})
@@ -180,17 +182,19 @@ _OWN_CONFLICTS = frozenset({"in_flight", "payload_mismatch"})
 
 
 async def _store_error(
-    maker: async_sessionmaker[AsyncSession],
+    uow: UnitOfWork,
     ctx: RequestContext,
     operation: str,
     key: str,
     print_: str,
     exc: AppError,
 ) -> None:
-    """A 4xx answer is the key's result: stored (own transaction) and replayed."""
-    async with maker() as own:
-        own.add(_record(ctx, operation, key, print_, exc.status, exc.envelope()))
-        try:
-            await commit(own)
-        except IntegrityError:  # a concurrent request with the key stored its answer first
-            await rollback(own)
+    """A 4xx answer is the key's result: stored (in a unit of work of its own, the request's
+    being rolled back) and replayed."""
+    try:
+        async with uow.separate() as own:
+            (await own.session()).add(
+                _record(ctx, operation, key, print_, exc.status, exc.envelope())
+            )
+    except IntegrityError:  # a concurrent request with the key stored its answer first
+        pass

@@ -265,3 +265,26 @@ def result_processor(type_: Any, dialect: Any) -> Callable[[Any], Any] | None:
         dialect, None
     )
     return public
+
+
+# --- SQLAlchemy: the asyncpg adapter's transaction --------------------------------------------
+
+ASYNCPG_TRANSACTION = "_transaction"  # sqlalchemy.dialects.postgresql.asyncpg adapter
+ASYNCPG_START = "_start_transaction"
+
+
+async def begin_on_driver(conn: Any) -> None:
+    """Begin, on asyncpg, the transaction SQLAlchemy began on `conn` (an AsyncConnection):
+    SQLAlchemy's adapter sends BEGIN only with the first statement SQLAlchemy itself runs
+    (`AsyncAdapt_asyncpg_connection._start_transaction`), and statements sent straight to the
+    driver before it would commit on their own. Else (a release moved it) the public path: a
+    statement through SQLAlchemy, which begins it (one round trip more)."""
+    raw = await conn.get_raw_connection()
+    adapter = raw.dbapi_connection
+    start = getattr(adapter, ASYNCPG_START, None)
+    if callable(start) and hasattr(adapter, ASYNCPG_TRANSACTION):
+        if getattr(adapter, ASYNCPG_TRANSACTION) is None:
+            await start()
+        return
+    unpatched(f"sqlalchemy asyncpg adapter.{ASYNCPG_START}", "no such method")
+    await conn.exec_driver_sql("SELECT 1")

@@ -19,6 +19,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import RowEvent, emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.scoping import TenantScope, scoped
 
@@ -118,15 +119,12 @@ class BulkCreate:
         """The rendered rows created so far (each a 201 result's `data`)."""
         return [r["data"] for r in self.results if r is not None and r["status"] == 201]
 
-    async def record_created(self) -> None:
-        """The `<what>.created` webhook event of every row created (contract §13), in the
-        batch's transaction: one `record_many` for the batch."""
-        from salesplan.webhooks import events
-
+    def emit_created(self, event: type[RowEvent]) -> None:
+        """Say that every row created was (`AccountCreated`, …): each event carries the row
+        as the API answers it (its 201 result's `data`)."""
         org = self.ctx.organization_id
-        await events.record_many(
-            self.session, [(org, f"{self.what}.created", data) for data in self.created_data()]
-        )
+        for data in self.created_data():
+            emit(self.session, event(org, data))
 
     def summary(self) -> dict[str, Any]:
         final = [r for r in self.results if r is not None]

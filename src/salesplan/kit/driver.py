@@ -33,7 +33,7 @@ from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import sqltypes
 
-from salesplan.kit.adapters import bind_processors, result_processor
+from salesplan.kit.adapters import begin_on_driver, bind_processors, result_processor
 
 # What the driver says of a connection it lost (asyncpg raises InterfaceError for many things:
 # too many parameters, an operation in progress; only these texts are a closed connection).
@@ -208,27 +208,29 @@ class DriverStatement:
 
 @contextlib.asynccontextmanager
 async def transaction(conn: AsyncConnection) -> AsyncIterator[AsyncConnection]:
-    """One transaction around the DriverStatements run on `conn` in the block: committed when
-    the block ends, rolled back if it raises. Run nothing but DriverStatements inside it.
-
-    - PostgreSQL: asyncpg's own transaction on the driver connection (BEGIN … COMMIT).
-      SQLAlchemy's asyncpg adapter begins its transaction lazily, at the first statement
-      SQLAlchemy itself sends, so statements sent straight to the driver would each commit on
-      their own under `conn.begin()`.
-    - SQLite: SQLAlchemy's; the driver's (pysqlite's) own BEGIN comes before the first write,
-      and SQLAlchemy's COMMIT or ROLLBACK ends it."""
-    if conn.dialect.name != "postgresql":
-        async with conn.begin():
-            yield conn
-        return
-    raw = await conn.get_raw_connection()
+    """One transaction on `conn` (SQLAlchemy's own, `conn.begin()`): committed when the block
+    ends, rolled back if it raises. DriverStatements and SQLAlchemy statements run in the
+    block join it alike: on PostgreSQL the transaction is begun on the driver at once
+    (`begun`), where SQLAlchemy's asyncpg adapter would begin it only at the first statement
+    SQLAlchemy itself sends (statements sent straight to the driver before that would each
+    commit on their own). On SQLite the driver's (pysqlite's) own BEGIN comes before the first
+    write, and SQLAlchemy's COMMIT or ROLLBACK ends it."""
     try:
-        async with raw.driver_connection.transaction():  # type: ignore[union-attr]
+        async with conn.begin():
+            await begun(conn)
             yield conn
     except Exception as exc:
-        if _connection_lost(exc):
+        if conn.dialect.name == "postgresql" and _connection_lost(exc) and not conn.invalidated:
             await conn.invalidate(exc)
         raise
+
+
+async def begun(conn: AsyncConnection) -> None:
+    """Make sure the transaction SQLAlchemy began on `conn` is begun on the driver too, so
+    that statements sent straight to the driver run in it (PostgreSQL; a no-op elsewhere, and
+    on an autocommit connection)."""
+    if conn.dialect.name == "postgresql" and conn.in_transaction():
+        await begin_on_driver(conn)
 
 
 def _connection_lost(exc: BaseException) -> bool:

@@ -1,31 +1,32 @@
 """The unit of work: the one way to the database, for a request (`db.UoW`) or a job
-(`async with UnitOfWork(...)`).
+(`async with ctx.unit_of_work() as uow`).
 
 It opens, lazily, what the repositories need — an ORM session, a pooled connection for hot
 reads (autocommit on PostgreSQL), a pooled connection for driver writes — and it alone ends
-the transaction: `commit` handles the domain events the writes emitted (`kit.events`), in the
-same transaction, then commits, then runs the after-commit handlers; any error rolls back
-and drops the events. Services never commit; routers never open a connection.
+the transaction: `commit` handles the domain events the writes emitted (`kit.events`), on the
+transaction's connection, then commits, then runs the after-commit handlers; any error rolls
+back and drops the events. The ORM path (the session) and the driver path (`writer()`,
+`atomic()`) queue their events the same way and run the same handlers. Services never commit;
+routers never open a connection.
 
 The event handlers travel with the session factory (`session_factory(..., handlers=...)`
-puts them in every session's `info`), so a job that opens a session of its own commits
-through `commit(session)` with the same handlers as a request.
+puts them in every session's `info`), so a session commits through `commit(session)` with
+the same handlers as a request.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
-from sqlalchemy.orm import Session
 
 from salesplan.kit import events
-from salesplan.kit.events import DomainEvent, EventHandlers
-
-_HANDLERS = "salesplan_handlers"
+from salesplan.kit.driver import begun, transaction
+from salesplan.kit.events import DomainEvent, EventHandlers, EventQueue
 
 
 def session_factory(
@@ -33,38 +34,47 @@ def session_factory(
 ) -> async_sessionmaker[AsyncSession]:
     """Sessions that know the event handlers (`commit` finds them in `session.info`)."""
     return async_sessionmaker(
-        engine, expire_on_commit=False, autoflush=False, info={_HANDLERS: handlers}
+        engine, expire_on_commit=False, autoflush=False, info=events.handlers_info(handlers)
     )
 
 
 def handlers_of(session: AsyncSession) -> EventHandlers | None:
-    found: EventHandlers | None = session.sync_session.info.get(_HANDLERS)
-    return found
+    return events.handlers_on(session)
+
+
+async def _handle(conn: AsyncConnection, queue: EventQueue) -> list[DomainEvent]:
+    """Run the in-transaction handlers of the events queued for `conn`'s transaction (and of
+    those they emit, round after round). Returns every event handled."""
+    handled: list[DomainEvent] = []
+    if not queue.pending:
+        return handled
+    if queue.handlers is None:
+        raise RuntimeError("domain events emitted on a session that has no event handlers")
+    await begun(conn)
+    for _ in range(events.MAX_ROUNDS):
+        batch = queue.take()
+        if not batch:
+            return handled
+        handled += batch
+        await queue.handlers.run_in_transaction(conn, batch)
+    raise RuntimeError(f"domain events still emitted after {events.MAX_ROUNDS} rounds")
 
 
 async def handle_pending(session: AsyncSession) -> list[DomainEvent]:
     """Run the in-transaction handlers of the events queued on `session` (and of those they
-    emit), after flushing what the session holds. Returns every event handled."""
-    handled: list[DomainEvent] = []
+    emit), after flushing what the session holds, on the session's connection. Returns every
+    event handled."""
     if not events.pending(session):
-        return handled
-    handlers = handlers_of(session)
-    if handlers is None:
-        raise RuntimeError("domain events emitted on a session that has no event handlers")
-    for _ in range(events.MAX_ROUNDS):
-        await session.flush()
-        batch = events.take(session)
-        if not batch:
-            return handled
-        handled += batch
-        await session.run_sync(_run_in_transaction, handlers, batch)
-    raise RuntimeError(f"domain events still emitted after {events.MAX_ROUNDS} rounds")
-
-
-def _run_in_transaction(
-    session: Session, handlers: EventHandlers, batch: list[DomainEvent]
-) -> None:
-    handlers.run_in_transaction(session.connection(), batch)
+        return []
+    queue = events.queue_of(session)
+    await session.flush()
+    conn = await session.connection()
+    # While the handlers run, what they emit on the connection joins the session's queue.
+    events.own(conn, queue)
+    try:
+        return await _handle(conn, queue)
+    finally:
+        events.disown(conn)
 
 
 async def commit(session: AsyncSession) -> None:
@@ -95,12 +105,20 @@ class Database:
     engine: AsyncEngine
     read_engine: AsyncEngine
 
+    @functools.cached_property
+    def handlers(self) -> EventHandlers:
+        """The event handlers the session factory carries (`session_factory`)."""
+        found = self.sessionmaker.kw.get("info", {}).get(events.HANDLERS)
+        if not isinstance(found, EventHandlers):
+            raise RuntimeError("the session factory has no event handlers")
+        return found
+
 
 class UnitOfWork:
     """One request's or one job's access to the database. `read_only` (a route marked
     `db.read_only`) takes its session from the autocommit factory."""
 
-    __slots__ = ("_db", "_read_only", "_reader", "_session", "_writer")
+    __slots__ = ("_db", "_read_only", "_reader", "_session", "_writer", "_writer_queue")
 
     def __init__(self, database: Database, *, read_only: bool = False) -> None:
         self._db = database
@@ -108,6 +126,13 @@ class UnitOfWork:
         self._session: AsyncSession | None = None
         self._reader: AsyncConnection | None = None
         self._writer: AsyncConnection | None = None
+        self._writer_queue: EventQueue | None = None
+
+    def separate(self, *, read_only: bool = False) -> UnitOfWork:
+        """A unit of work of its own on the same database, for work that must end before this
+        one goes on (the reads before a slow call to another server, which then holds no
+        connection) or must outlive its rollback (a refused request's stored answer)."""
+        return UnitOfWork(self._db, read_only=read_only)
 
     async def session(self) -> AsyncSession:
         """The ORM session (opened on first use)."""
@@ -124,36 +149,63 @@ class UnitOfWork:
 
     async def writer(self) -> AsyncConnection:
         """A pooled connection for writes with the driver's statements (`kit.driver`): a
-        statement alone commits on its own; `atomic()` makes one transaction of several."""
+        statement alone commits on its own; `atomic()` makes one transaction of several.
+        Events emitted on it are this unit of work's."""
         if self._writer is None:
-            self._writer = await self._db.engine.connect()
+            conn = await self._db.engine.connect()
+            self._writer_queue = EventQueue(self._db.handlers)
+            events.own(conn, self._writer_queue)
+            self._writer = conn
         return self._writer
 
     @contextlib.asynccontextmanager
     async def atomic(self) -> AsyncIterator[AsyncConnection]:
-        """One transaction of the driver statements run in the block on `writer()`:
-        committed when the block ends, rolled back if it raises. Such writes account for
-        what other domains follow inside their own statements (no events on this path)."""
-        from salesplan.kit.driver import transaction
-
+        """One transaction of the statements run in the block on `writer()`: the events
+        they emitted are handled in it (as a session's are), then it commits, then their
+        after-commit handlers run; rolled back, with its events dropped, if it raises."""
         conn = await self.writer()
-        async with transaction(conn):
-            yield conn
-        if events.pending(conn):
-            events.drop(conn)
-            raise RuntimeError("domain events emitted on a driver transaction")
+        queue = self._writer_queue
+        assert queue is not None
+        try:
+            async with transaction(conn):
+                yield conn
+                handled = await _handle(conn, queue)
+        except BaseException:
+            queue.take()
+            raise
+        if handled:
+            await self._db.handlers.run_after_commit(handled)
 
     async def commit(self) -> None:
         if self._session is not None:
             await commit(self._session)
-        if self._writer is not None and self._writer.in_transaction():
-            await self._writer.commit()
+        writer, queue = self._writer, self._writer_queue
+        if writer is None or queue is None:
+            return
+        handled: list[DomainEvent] = []
+        if writer.in_transaction():
+            handled = await _handle(writer, queue)
+            await writer.commit()
+        elif queue.pending:
+            queue.take()
+            raise RuntimeError("domain events emitted on the writer outside a transaction")
+        # The events of writes that committed on their own (`events.emit_committed`).
+        handled += queue.take_committed()
+        if handled:
+            await self._db.handlers.run_after_commit(handled)
 
     async def rollback(self) -> None:
         if self._session is not None:
             await rollback(self._session)
-        if self._writer is not None and self._writer.in_transaction():
-            await self._writer.rollback()
+        writer, queue = self._writer, self._writer_queue
+        if writer is not None and queue is not None:
+            queue.take()
+            if writer.in_transaction():
+                await writer.rollback()
+            # Writes that committed on their own did happen: their after-commit handlers run.
+            committed = queue.take_committed()
+            if committed:
+                await self._db.handlers.run_after_commit(committed)
 
     async def close(self) -> None:
         """Return everything to the pool (rolling back what was not committed)."""
@@ -168,6 +220,7 @@ class UnitOfWork:
                     await reader.close()
             finally:
                 if writer is not None:
+                    events.disown(writer)
                     await writer.close()
 
     async def __aenter__(self) -> UnitOfWork:

@@ -33,7 +33,7 @@ from salesplan.auth.principal import Principal, RequestContext
 from salesplan.errors import AppError, Unauthorized, ValidationFailed
 from salesplan.errors import validation_errors as render_validation_errors
 from salesplan.kit.adapters import route_runner
-from salesplan.kit.uow import commit
+from salesplan.kit.uow import UnitOfWork
 from salesplan.mcp.call import OrganizationMemory, ToolCall
 from salesplan.mcp.derive import PARAMETERS, Parameters
 from salesplan.mcp.registry import ToolSpec
@@ -190,22 +190,17 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) 
             call_state[AUTHORIZED] = ctx
             return await _run_route(spec, rest, call_state, request)
         args = _validate_arguments(spec, rest)
-        async with app.state.sessionmaker() as session:
+        async with UnitOfWork(app.state.database) as uow:
             call = ToolCall(
                 name=spec.name,
                 app=app,
                 principal=principal,
-                session=session,
+                session=await uow.session(),
                 organization_id=ctx.organization_id if isinstance(ctx, RequestContext) else None,
                 request_id=request_id,
                 memory=memory,
             )
-            try:
-                body = await spec.run(call, args)
-                await commit(session)
-            except BaseException:
-                await session.rollback()
-                raise
+            body = await spec.run(call, args)
         return body_result(jsonable_encoder(body))
     except AppError as exc:
         return error_result(exc)

@@ -49,7 +49,7 @@ from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
 from salesplan.errors import AppError, Unauthorized, error_response
 from salesplan.kit.adapters import drop_handlers, lowlevel_server
-from salesplan.kit.uow import commit
+from salesplan.kit.uow import UnitOfWork
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory
 from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
@@ -316,9 +316,8 @@ class McpEndpoint:
         request = Request(scope, receive)
         app = scope["app"]
         try:
-            async with app.state.sessionmaker() as session:
-                principal = await authenticate(request, session, audience="mcp")
-                await commit(session)  # the key's last-used stamp
+            async with UnitOfWork(app.state.database) as uow:  # commits the key's last use
+                principal = await authenticate(request, await uow.session(), audience="mcp")
         except AppError as exc:
             headers = dict(exc.headers)
             if exc.status == 401:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 _PING = text("SELECT 1")
 
 
-async def ping(engine: AsyncEngine) -> None:
-    """One round trip on a connection of `engine` (raises what the database raises)."""
-    async with engine.connect() as conn:
-        await conn.execute(_PING)
+async def ping(conn: AsyncConnection) -> None:
+    """One round trip on `conn` (raises what the database raises)."""
+    await conn.execute(_PING)

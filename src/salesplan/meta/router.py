@@ -15,6 +15,7 @@ from salesplan.config import Settings
 from salesplan.db import database_unavailable
 from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from salesplan.kit.tools import as_tool
+from salesplan.kit.uow import UnitOfWork
 from salesplan.meta import descriptions, repository
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import WINDOW_SECONDS
@@ -76,8 +77,12 @@ async def healthz(request: Request) -> JSONResponse:
     checks: dict[str, str] = {}
     try:
         # Bounded: a hung database makes the check fail fast, not wait a statement timeout.
-        async with asyncio.timeout(request.app.state.settings.db_connect_timeout):
-            await repository.ping(request.app.state.engine)
+        async with (
+            asyncio.timeout(request.app.state.settings.db_connect_timeout),
+            # Not `db.unit_of_work`: the check is how a paused database is found back.
+            UnitOfWork(request.app.state.database, read_only=True) as uow,
+        ):
+            await repository.ping(await uow.reader())
         checks["database"] = "ok"
         request.app.state.db_health.recovered()
     except Exception as exc:

@@ -9,15 +9,20 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.repository import referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.crm import Account, Opportunity
+from salesplan.opportunities.events import (
+    OpportunityCreated,
+    OpportunityDeleted,
+    OpportunityUpdated,
+)
 from salesplan.opportunities.repository import OpportunityRepository
-from salesplan.opportunities.schemas import OpportunityIn, OpportunityOut, OpportunityPatch
+from salesplan.opportunities.schemas import OpportunityIn, OpportunityPatch
 from salesplan.organizations.service import check_owner
-from salesplan.webhooks import events
 
 
 async def list_opportunities(
@@ -60,7 +65,7 @@ async def create_opportunity(
     await check_owner(session, ctx, data.owner_id)
     opp = Opportunity(**_normalize(data.model_dump()))
     await OpportunityRepository(session, ctx).insert(opp)
-    await events.changed(session, ctx, "opportunity.created", OpportunityOut, opp)
+    emit(session, OpportunityCreated(ctx.organization_id, opp))
     return opp
 
 
@@ -73,7 +78,7 @@ async def replace_opportunity(
         await referenced(session, Account, ctx, data.account_id, "accountId")
     await check_owner(session, ctx, data.owner_id)
     await opportunities.update(opp, _normalize(data.model_dump()))
-    await events.changed(session, ctx, "opportunity.updated", OpportunityOut, opp)
+    emit(session, OpportunityUpdated(ctx.organization_id, opp))
     return opp
 
 
@@ -89,7 +94,7 @@ async def patch_opportunity(
     if sent.get("owner_id") is not None:
         await check_owner(session, ctx, sent["owner_id"])
     await opportunities.update(opp, _normalize(sent))
-    await events.changed(session, ctx, "opportunity.updated", OpportunityOut, opp)
+    emit(session, OpportunityUpdated(ctx.organization_id, opp))
     return opp
 
 
@@ -100,4 +105,4 @@ async def delete_opportunity(
     opp = await opportunities.get(opportunity_id)
     if opp.archived_at is None:
         await opportunities.archive(opp)
-        await events.changed(session, ctx, "opportunity.deleted", OpportunityOut, opp)
+        emit(session, OpportunityDeleted(ctx.organization_id, opp))

@@ -14,12 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.scoping import get_scoped, not_found
 from salesplan.models.identity import Membership
 from salesplan.models.plans import Plan
 from salesplan.plans import write_repository as writes
-from salesplan.plans.changes import changed
+from salesplan.plans.events import PlanUpdated
 from salesplan.plans.write_repository import Db
 
 MAX_GOAL_DEPTH = 5
@@ -60,14 +61,14 @@ async def _locked_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
     return await get_scoped(session, Plan, ctx, plan_id, for_update=True)
 
 
-async def plan_written(session: AsyncSession, plan_id: uuid.UUID) -> None:
+async def plan_written(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
     """A write to the plan's content, before it is flushed: the plan's `updatedAt` stamped
-    (its row is locked and loaded by `live_plan` / `live_child`) and `PlanChanged` announced
-    (its version bumped when the unit of work commits)."""
+    (its row is locked and loaded by `live_plan` / `live_child`) and `PlanUpdated` said (its
+    version bumped, and its webhook recorded, when the unit of work commits)."""
     plan = await session.get(Plan, plan_id)
     if plan is not None:
         plan.updated_at = utcnow()
-    changed(session, plan_id)
+    emit(session, PlanUpdated(ctx.organization_id, plan_id))
 
 
 def plan_archived(plan_id: uuid.UUID) -> Unprocessable:

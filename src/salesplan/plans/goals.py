@@ -35,7 +35,6 @@ from salesplan.plans.schemas import (
     GoalSeed,
     GoalUpdate,
 )
-from salesplan.plans.views import record_plan_updated
 
 GOAL_SORT = repo.GOAL_SORT
 
@@ -162,9 +161,8 @@ async def create_goal(
         await check_parent(session, ctx, plan_id, None, body.parent_goal_id)
     row = goal_row(body, plan, milestone_id=body.milestone_id, parent_goal_id=body.parent_goal_id)
     session.add(row)
-    await plan_written(session, plan_id)
+    await plan_written(session, ctx, plan_id)
     await session.flush()
-    await record_plan_updated(session, ctx, plan_id)  # webhooks (contract §13)
     return row.id
 
 
@@ -180,9 +178,8 @@ async def update_goal(
     )
     if sent.get("parent_goal_id") is not None:
         await check_parent(session, ctx, plan_id, goal_id, sent["parent_goal_id"])
-    await plan_written(session, plan_id)
+    await plan_written(session, ctx, plan_id)
     await close_patch(session, row, sent)
-    await record_plan_updated(session, ctx, plan_id)
 
 
 async def restore_goal(
@@ -205,9 +202,8 @@ async def restore_goal(
     await writes.set_goals_archived(session, descendants, None)
     row.archived_at = None
     row.updated_at = utcnow()
-    await plan_written(session, plan_id)
+    await plan_written(session, ctx, plan_id)
     await session.flush()
-    await record_plan_updated(session, ctx, plan_id)
 
 
 async def archive_child(
@@ -221,6 +217,5 @@ async def archive_child(
     if model is PlanGoal:
         descendants = await goal_descendants(session, ctx, plan_id, row_id, archived_at=None)
         await writes.set_goals_archived(session, descendants, now)
-    await plan_written(session, plan_id)
+    await plan_written(session, ctx, plan_id)
     await session.flush()
-    await record_plan_updated(session, ctx, plan_id)  # a milestone's, goal's or task's too

@@ -21,7 +21,7 @@ from salesplan.plans.schemas import (
     MilestoneReorder,
     MilestoneUpdate,
 )
-from salesplan.plans.views import fresh_tree, record_plan_updated
+from salesplan.plans.views import fresh_tree
 
 MILESTONE_SORT = repo.MILESTONE_SORT
 
@@ -56,9 +56,8 @@ async def create_milestone(
     index = await next_sort_index(session, ctx, plan_id) if body.sort_index is None else 0
     row = milestone_row(body, plan, index)
     session.add(row)
-    await plan_written(session, plan_id)
+    await plan_written(session, ctx, plan_id)
     await session.flush()
-    await record_plan_updated(session, ctx, plan_id)  # webhooks (contract §13)
     return row.id
 
 
@@ -92,9 +91,8 @@ async def update_milestone(
     elif was == "completed" and row.status != "completed" and "actual_date" not in sent:
         row.actual_date = None
     row.updated_at = utcnow()
-    await plan_written(session, plan_id)
+    await plan_written(session, ctx, plan_id)
     await session.flush()
-    await record_plan_updated(session, ctx, plan_id)
 
 
 async def restore_milestone(
@@ -104,9 +102,8 @@ async def restore_milestone(
     if row.archived_at is not None:
         row.archived_at = None
         row.updated_at = utcnow()
-        await plan_written(session, plan_id)
+        await plan_written(session, ctx, plan_id)
         await session.flush()
-        await record_plan_updated(session, ctx, plan_id)
 
 
 async def reorder_milestones(
@@ -132,8 +129,6 @@ async def reorder_milestones(
             live[milestone_id].updated_at = now
             moved = True
     if moved:
-        await plan_written(session, plan_id)
+        await plan_written(session, ctx, plan_id)
     tree = await fresh_tree(session, ctx, plan_id)
-    if moved:
-        await record_plan_updated(session, ctx, plan_id)
     return [tree.milestone(m) for m in tree.milestones]

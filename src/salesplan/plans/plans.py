@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams, changed_since
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
@@ -22,9 +23,9 @@ from salesplan.kit.scoping import get_scoped
 from salesplan.kit.search import like_pattern
 from salesplan.models.plans import Plan
 from salesplan.plans import repository as repo
-from salesplan.plans.changes import changed
 from salesplan.plans.checks import check_assignee, check_owners, find_plan, new_id
 from salesplan.plans.entities import attach, resolve_entity
+from salesplan.plans.events import PlanCreated, PlanDeleted, PlanUpdated
 from salesplan.plans.goals import seed_goals
 from salesplan.plans.milestones import milestone_row
 from salesplan.plans.render import EMPTY, bare_plan, plan_base
@@ -33,8 +34,7 @@ from salesplan.plans.schemas import (
     PlanUpdate,
 )
 from salesplan.plans.tasks import task_row
-from salesplan.plans.views import INCLUDABLE, plan_view
-from salesplan.webhooks import events
+from salesplan.plans.views import INCLUDABLE
 
 
 @dataclass(frozen=True)
@@ -162,18 +162,8 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
     for t in body.tasks or []:
         session.add(task_row(t, plan, ctx))
     await session.flush()
-    await _event(session, ctx, "plan.created", plan.id)
+    emit(session, PlanCreated(ctx.organization_id, plan.id))
     return plan.id
-
-
-async def _event(
-    session: AsyncSession, ctx: RequestContext, type_: str, plan_id: uuid.UUID
-) -> None:
-    """The change's webhook event, in its transaction (contract §13): the plan as getPlan
-    answers it, rendered only when an endpoint receives it."""
-    await events.record(
-        session, ctx.organization_id, type_, lambda: plan_view(session, ctx, plan_id)
-    )
 
 
 async def update_plan(
@@ -197,8 +187,7 @@ async def update_plan(
         attach(plan, await resolve_entity(session, ctx, entity_type, entity_id))
     plan.updated_at = utcnow()
     await session.flush()
-    changed(session, plan_id)
-    await _event(session, ctx, "plan.updated", plan_id)
+    emit(session, PlanUpdated(ctx.organization_id, plan_id))
 
 
 async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
@@ -206,8 +195,7 @@ async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
     if plan.archived_at is None:
         plan.archived_at = utcnow()
         await session.flush()
-        changed(session, plan_id)
-        await _event(session, ctx, "plan.deleted", plan_id)
+        emit(session, PlanDeleted(ctx.organization_id, plan_id))
 
 
 async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
@@ -216,5 +204,4 @@ async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid
         plan.archived_at = None
         plan.updated_at = utcnow()
         await session.flush()
-        changed(session, plan_id)
-        await _event(session, ctx, "plan.updated", plan_id)
+        emit(session, PlanUpdated(ctx.organization_id, plan_id))

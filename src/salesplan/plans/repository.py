@@ -7,7 +7,6 @@ is built (architecture.md, "Performance facts"). Every statement starts from `sc
 from __future__ import annotations
 
 import functools
-import json
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -15,7 +14,6 @@ from datetime import date
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     DateTime,
     Row,
     Select,
@@ -154,64 +152,6 @@ async def one_row(
     return (await conn.execute(stmt)).first()
 
 
-# --- a plan rendered on the driver (inside `kit.driver.transaction`) ------------------------
-
-_BY_PLAN: dict[str, Any] = {
-    "plan_id": bindparam("plan_id"),
-    "organization_id": bindparam("organization_id"),
-}
-_DRIVER_PLAN = DriverStatement(
-    scoped_by_parameter(plan_select().where(P.c.id == _BY_PLAN["plan_id"]), Plan)
-)
-_DRIVER_CHILDREN = tuple(
-    DriverStatement(
-        scoped_by_parameter(
-            select(*COLUMNS[model]).where(
-                table.c.plan_id == _BY_PLAN["plan_id"], table.c.archived_at.is_(None)
-            ),
-            model,
-        ).order_by(table.c.created_at, table.c.id)
-    )
-    for model, table in _CHILDREN
-)
-# The JSON columns by position: asyncpg answers them as text (SQLAlchemy's codec on the
-# connection; its result processor would parse them).
-_JSON_AT = tuple(
-    tuple(i for i, column in enumerate(COLUMNS[model]) if isinstance(column.type, JSON))
-    for model, _ in _CHILDREN
-)
-
-
-def _parsed(rows: Sequence[Any], positions: tuple[int, ...]) -> list[Any]:
-    if not positions:
-        return list(rows)
-    out = []
-    for row in rows:
-        values = list(row)
-        for i in positions:
-            if isinstance(values[i], str):
-                values[i] = json.loads(values[i])
-        out.append(tuple(values))
-    return out
-
-
-async def plan_on_driver(
-    conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID
-) -> tuple[Any, PlanTree] | None:
-    """The plan's row and tree read with the driver's statements only: inside the driver's
-    own transaction (`kit.driver.transaction`), so that SQLAlchemy begins no transaction of
-    its own (a savepoint on PostgreSQL) and the block stays the transaction's one owner."""
-    params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
-    row = await _DRIVER_PLAN.fetchrow(conn, params)
-    if row is None:
-        return None
-    parts = []
-    for statement, positions in zip(_DRIVER_CHILDREN, _JSON_AT, strict=True):
-        rows = await statement.fetch(conn, params)
-        parts.append(_parsed(rows, positions) if conn.dialect.name == "postgresql" else rows)
-    return row, PlanTree(parts[0], parts[1], parts[2])
-
-
 # --- versions (getPlan's ETag) ------------------------------------------------------------
 
 _VERSION = scoped_by_parameter(select(P.c.version).where(P.c.id == bindparam("plan_id")), Plan)
@@ -228,6 +168,19 @@ def bump(ids: Any, updated_at: Any = P.c.updated_at) -> Update:
     plans' `updated_at` is kept (the writes stamp it when they run, so that what they render
     shows it), unless `updated_at` gives the new value."""
     return update(P).where(P.c.id.in_(ids)).values(version=NEXT_VERSION, updated_at=updated_at)
+
+
+# The bump of one plan, run by `changes.bump_versions` on the transaction's connection.
+_BUMP = DriverStatement(bump([bindparam("plan_id", type_=P.c.id.type)]))
+
+
+async def bump_versions(conn: AsyncConnection, plan_ids: Sequence[uuid.UUID]) -> None:
+    """`bump` of each plan, in the order given (one round trip)."""
+    rows = [{"plan_id": plan_id} for plan_id in plan_ids]
+    if len(rows) == 1:
+        await _BUMP.fetchval(conn, rows[0])
+    else:
+        await _BUMP.executemany(conn, rows)
 
 
 async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> int | None:

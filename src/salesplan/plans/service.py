@@ -1,8 +1,8 @@
 """Plan rules (contract §7 "plans"), one module a subject: `entities` (what a plan is attached
 to), `checks` (loading and reference checks every write shares), `views` (what the routes
 answer), `plans`, `milestones`, `goals`, `tasks`. Their SQL is in `repository.py` (reads) and
-`write_repository.py` (writes); every write announces `changes.PlanChanged` (the plan's
-version). This module is the domain's one entry point for routers and MCP tools:
+`write_repository.py` (writes); every write says what happened (`events.py`), which moves
+the plan's version (`changes.py`) and reaches webhooks. This module is the domain's one entry point for routers and MCP tools:
 `service.create_plan(...)` and so on."""
 
 from __future__ import annotations

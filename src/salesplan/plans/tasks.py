@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
+from salesplan.kit import events
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import DomainEvent, emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
@@ -20,6 +22,7 @@ from salesplan.kit.uow import UnitOfWork
 from salesplan.models.plans import Plan, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans import write_repository as writes
+from salesplan.plans.changes import bump_versions
 from salesplan.plans.checks import (
     check_assignee,
     check_milestone,
@@ -27,14 +30,13 @@ from salesplan.plans.checks import (
     plan_archived,
     plan_written,
 )
+from salesplan.plans.events import PlanUpdated, TaskCompleted, TaskCreated, TaskUpdated
 from salesplan.plans.render import task_dict
 from salesplan.plans.schemas import (
     TaskCreate,
     TaskFields,
     TaskUpdate,
 )
-from salesplan.plans.views import plan_updated, task_view
-from salesplan.webhooks import events
 
 TASK_SORT = repo.TASK_SORT
 
@@ -59,14 +61,9 @@ async def create_task(
     await check_assignee(session, ctx, plan_id, body.assigned_to_id)
     row = task_row(body, plan, ctx, milestone_id=body.milestone_id)
     session.add(row)
-    await plan_written(session, plan_id)
+    emit(session, TaskCreated(ctx.organization_id, plan_id, row))
+    await plan_written(session, ctx, plan_id)
     await session.flush()
-    created = (
-        ctx.organization_id,
-        "plan_task.created",
-        lambda: task_view(session, ctx, plan_id, row.id),
-    )
-    await events.record_many(session, [created, plan_updated(session, ctx, plan_id)])
     return row.id
 
 
@@ -107,15 +104,37 @@ async def update_task_at_once(
     sent: dict[str, Any] = body.sent()
     if conn.dialect.name != "postgresql" or _may_be_refused(sent):
         return None
-    if await events.has_subscribers(conn, ctx.organization_id, _TASK_EVENTS):
-        return None  # its event is recorded in `update_task`'s transaction
+    # The statement does the bump itself; anything else following the write (a webhook's
+    # subscriber) needs `update_task`'s transaction.
+    if await events.interested(conn, ctx.organization_id, _EVENTS, besides=[bump_versions]):
+        return None
     params = _params(ctx, plan_id, task_id)
     _set(params, sent)
     row = await writes.task_update_at_once(frozenset(sent)).fetchrow(conn, params)
-    return None if row is None else task_dict(row)
+    if row is None:
+        return None
+    task = task_dict(row)
+    events.emit_committed(conn, *_events(ctx, plan_id, task, _completed(task, sent, params)))
+    return task
 
 
-_TASK_EVENTS = ("plan_task.updated", "plan_task.completed", "plan.updated")
+_EVENTS = (TaskUpdated, TaskCompleted, PlanUpdated)
+
+
+def _completed(task: dict[str, Any], sent: dict[str, Any], params: dict[str, Any]) -> bool:
+    """Whether this write completed the task: completedAt is its own stamp (a task already
+    completed keeps its stamp)."""
+    completed_at = task.get("completedAt")
+    if isinstance(completed_at, datetime) and completed_at.tzinfo is None:
+        completed_at = completed_at.replace(tzinfo=UTC)  # SQLite's naive UTC
+    return sent.get("completed") is True and completed_at == params["new_updated_at"]
+
+
+def _events(
+    ctx: RequestContext, plan_id: uuid.UUID, task: dict[str, Any], completed: bool
+) -> tuple[DomainEvent, DomainEvent]:
+    kind = TaskCompleted if completed else TaskUpdated
+    return kind(ctx.organization_id, task), PlanUpdated(ctx.organization_id, plan_id)
 
 
 async def save_task(
@@ -149,9 +168,10 @@ async def update_task(
     task_id: uuid.UUID,
     body: TaskUpdate,
 ) -> dict[str, Any]:
-    """The task updated, as the API answers it (the UPDATE's RETURNING row). Run inside
-    `kit.driver.transaction`: two statements when nothing sent can be refused, the plan's
-    lock-and-bump and the task's UPDATE.
+    """The task updated, as the API answers it (the UPDATE's RETURNING row). Run inside the
+    unit of work's `atomic()`: two statements when nothing sent can be refused, the plan's
+    lock-and-stamp and the task's UPDATE; its events (`TaskUpdated` or `TaskCompleted`, and
+    `PlanUpdated`) are handled in the transaction, before COMMIT, as an ORM write's are.
 
     The refusals come in the order of contract §2, as every plan write's (`open_patch`): the
     plan (404), the task (404), an archived plan (422), a null where none may be (400), the
@@ -160,7 +180,7 @@ async def update_task(
     task's 404."""
     sent: dict[str, Any] = body.sent()
     params = _params(ctx, plan_id, task_id)
-    plan = await writes.LOCK_AND_BUMP.fetchrow(conn, params)
+    plan = await writes.LOCK_AND_STAMP.fetchrow(conn, params)
     if plan is None:
         raise not_found(Plan, plan_id)
     archived = plan[0] is not None
@@ -177,15 +197,8 @@ async def update_task(
     if row is None:
         raise not_found(PlanTask, task_id)
     task = task_dict(row)
-    # Completed now: completedAt is this write's own stamp (kept when it already was).
-    completed_at = task.get("completedAt")
-    if isinstance(completed_at, datetime) and completed_at.tzinfo is None:
-        completed_at = completed_at.replace(tzinfo=UTC)  # SQLite's naive UTC
-    completed = sent.get("completed") is True and completed_at == params["new_updated_at"]
-    kind = "plan_task.completed" if completed else "plan_task.updated"
-    await events.record_many(
-        conn, [(ctx.organization_id, kind, task), plan_updated(conn, ctx, plan_id)]
-    )
+    for event in _events(ctx, plan_id, task, _completed(task, sent, params)):
+        emit(conn, event)
     return task
 
 

@@ -1,10 +1,11 @@
 """The plan version: one counter per plan that every write to the plan or to its milestones,
 goals and tasks bumps, in the same transaction (getPlan's ETag, see `etag`).
 
-Said explicitly by the code that writes: a write through a session announces `PlanChanged`
-(`changes.py`; the repository's bulk writes announce every plan owning a row they match), and
-the unit of work bumps the announced plans in one statement just before COMMIT (a new plan
-starts at 1). The driver's write path (updatePlanTask) bumps inside its own statements.
+Said explicitly by the code that writes: a write says `PlanUpdated` or `PlanDeleted` (the
+repository's bulk writes `PlanChanged` for every plan owning a row they match), on the ORM
+path and the driver path alike, and the unit of work bumps the announced plans just before
+COMMIT (`changes.bump_versions`; a new plan starts at 1). updatePlanTask's one statement runs
+the same bump as one of its CTEs.
 
 Where the bump comes inside the transaction does not matter to anyone else: other readers see
 the transaction's writes and its bump at once, at COMMIT. So a reader that sees the new version

@@ -24,7 +24,7 @@ from salesplan.models.crm import BuyingGroup, Contact, Opportunity
 from salesplan.models.identity import Membership
 from salesplan.models.plans import PlanGoal, PlanMilestone
 from salesplan.plans.changes import changed
-from salesplan.plans.repository import NEXT_VERSION, TASK_COLUMNS, P, T, bump
+from salesplan.plans.repository import TASK_COLUMNS, P, T, bump
 
 Db = AsyncSession | AsyncConnection
 
@@ -274,13 +274,13 @@ _THE_TASK = (
 _THE_PLAN = (P.c.id == _IDS["plan_id"]) & organization_parameter(P.c)
 
 # The plan locked (a row lock until the transaction ends, as `live_plan`'s FOR UPDATE: writes to
-# one plan's content run one after the other), its version bumped and its updated_at stamped,
-# in one statement. The bump comes before the write it accounts for; a failed write rolls both
-# back. (This path emits no `PlanChanged`: its statements bump themselves.)
-LOCK_AND_BUMP = DriverStatement(
+# one plan's content run one after the other) and its updated_at stamped, in one statement (as
+# `checks.plan_written` does on the ORM path). Its version moves with the `PlanUpdated` the
+# write emits (`changes.bump_versions`, before COMMIT).
+LOCK_AND_STAMP = DriverStatement(
     update(P)
     .where(_THE_PLAN)
-    .values(version=NEXT_VERSION, updated_at=bindparam("new_updated_at"))
+    .values(updated_at=bindparam("new_updated_at"))
     .returning(P.c.archived_at)
 )
 
@@ -308,7 +308,9 @@ def task_update(keys: frozenset[str]) -> DriverStatement:
 
 @functools.lru_cache(maxsize=128)
 def task_update_at_once(keys: frozenset[str]) -> DriverStatement:
-    """`task_update` with the plan's lock and bump in the same statement (PostgreSQL):
+    """`task_update` with the plan's lock and bump in the same statement (PostgreSQL): the
+    whole unit of work of updatePlanTask, `PlanUpdated`'s bump (`bump`, the statement of
+    `changes.bump_versions`) included, for a write no other handler follows:
 
         WITH locked AS (SELECT id, archived_at FROM plans WHERE <the plan> FOR UPDATE),
              written AS (UPDATE plan_tasks SET … WHERE <the task>

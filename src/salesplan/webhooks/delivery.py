@@ -30,7 +30,6 @@ import httpx
 
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
-from salesplan.kit.uow import commit
 from salesplan.webhooks import repository, signing
 from salesplan.worker.context import WorkerContext
 
@@ -139,7 +138,8 @@ async def run_webhook_delivery(ctx: WorkerContext) -> int:
     dispatcher = _dispatcher(ctx)
     now = utcnow()
     lease_until = now + timedelta(seconds=ctx.settings.worker_lease_seconds)
-    async with ctx.sessionmaker() as session:
+    async with ctx.unit_of_work() as uow:
+        session = await uow.session()
         candidates = (
             await session.execute(repository.due_candidates(now, PER_ENDPOINT, BATCH))
         ).all()
@@ -155,7 +155,6 @@ async def run_webhook_delivery(ctx: WorkerContext) -> int:
         endpoints, payloads = await repository.claimed_parts(
             session, {r.endpoint_id for r in claimed}, {r.event_id for r in claimed}
         )
-        await commit(session)
     for row in claimed:
         endpoint = endpoints.get(row.endpoint_id)
         payload = payloads.get(row.event_id)
@@ -250,7 +249,7 @@ async def _record(
         "last_error": result.error,
         "updated_at": now,
     }
-    async with ctx.engine.begin() as conn:
+    async with ctx.unit_of_work() as uow, uow.atomic() as conn:
         if result.delivered:
             values |= {"status": "delivered", "next_attempt_at": None}
             written = await repository.write_outcome(conn, row.id, ctx.worker_id, values)
@@ -275,5 +274,5 @@ async def _record(
 async def prune_webhook_events(ctx: WorkerContext) -> None:
     """Forget events older than 30 days (and their deliveries); run by the pruning job kind
     (`worker.pruning.Periodic`) at most once an hour."""
-    async with ctx.engine.begin() as conn:
+    async with ctx.unit_of_work() as uow, uow.atomic() as conn:
         await repository.prune(conn, utcnow() - KEEP_EVENTS)

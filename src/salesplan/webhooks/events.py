@@ -1,6 +1,8 @@
-"""The event outbox (contract §13 "Events"): a service that changes something calls `record` (or
-`record_many` for a batch) with the session or connection of that change, so that the event is
-written in the same transaction: none is lost, none is sent for a change that rolled back.
+"""The event outbox (contract §13 "Events"). A domain says what happened with a domain event
+(`kit.events.ResourceEvent`: `AccountCreated`, `TaskCompleted`, `MessageSent`, …); the
+`Recorder`, wired to those events in `salesplan.events`, records them on the transaction's
+connection when the unit of work commits it: none is lost, none is sent for a change that
+rolled back. No domain imports this module.
 
 An organization without an enabled endpoint subscribed to the type costs one indexed read and
 nothing else: the resource is not even rendered (`data` may be a callable, called only when
@@ -9,22 +11,23 @@ written in two statements, whatever the batch's size."""
 
 from __future__ import annotations
 
-import functools
 import inspect
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import DomainEvent, Resource, ResourceEvent, emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.responses import json_bytes
-from salesplan.kit.scoping import TenantScope
 from salesplan.webhooks import repository
+from salesplan.worker.context import JobDue
 
 _RESOURCES = {
     "account": ("created", "updated", "deleted"),
@@ -47,10 +50,8 @@ MAX_BODY_BYTES = 256 * 1024
 # At most one worker wake-up (PostgreSQL NOTIFY) per process in this time.
 NOTIFY_EVERY_SECONDS = 0.2
 _last_notify = -1e9
-WAKE_CHANNEL = "salesplan_worker"  # salesplan.worker.context.WAKE_CHANNEL
 
 Db = AsyncSession | AsyncConnection
-Resource = Mapping[str, Any] | BaseModel
 # The resource, or a callable answering it (or an awaitable of it): called only when an
 # endpoint will receive the event.
 Data = Resource | Callable[[], Resource | Awaitable[Resource]]
@@ -71,7 +72,7 @@ async def _plain(data: Data) -> Resource:
     return await found if inspect.isawaitable(found) else found
 
 
-def body(type_: str, timestamp: datetime, data: Mapping[str, Any] | BaseModel) -> bytes:
+def body(type_: str, timestamp: datetime, data: Resource) -> bytes:
     """`{"type", "timestamp", "data"}`; over 256 KiB, `data` keeps only what names the
     resource (`id`, `updatedAt`) and `"truncated": true`: the receiver reads the rest by id."""
     # The resource rendered once, by its model's own serializer (as `json_response` does).
@@ -94,11 +95,6 @@ async def has_subscribers(db: Db, organization_id: uuid.UUID, types: Sequence[st
         for _, event_types in endpoints.get(organization_id, ())
         for t in types
     )
-
-
-async def changed(db: Db, scope: TenantScope, type_: str, schema: type[BaseModel], row: Any) -> int:
-    """`record` of a row as the API answers it (`schema`), rendered only for subscribers."""
-    return await record(db, scope.organization_id, type_, lambda: schema.model_validate(row))
 
 
 async def record(db: Db, organization_id: uuid.UUID, type_: str, data: Data) -> int:
@@ -173,7 +169,7 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
         for delivery_id, endpoint_id in zip(row["delivery_ids"], row["endpoint_ids"], strict=True)
     ]
     await repository.insert_events(db, event_rows, delivery_rows)
-    await wake(db)
+    emit(db, JobDue())  # the worker woken when the transaction commits
     return len(delivery_rows)
 
 
@@ -182,86 +178,38 @@ def _dialect(db: Db) -> str:
     return bind.dialect.name if bind is not None else ""
 
 
-async def wake(db: Db) -> None:
-    """Wake the worker when the transaction commits: on a session, the unit of work's `JobDue`
-    event (`worker.context.wake_worker`); on a driver connection (no events there), a
-    transactional NOTIFY and the in-process worker's event, harmless before the commit since
-    the loop re-reads."""
-    from salesplan.worker import context
+class Recorder:
+    """The outbox as a subscriber of the domains' events (`kit.events.ResourceEvent`): which
+    event is which webhook type, wired in `salesplan.events` (`recorder.on(AccountCreated,
+    "account.created")`). Each round of a transaction's events is recorded in one
+    `record_many`; a resource is rendered only for an organization with a subscribed
+    endpoint."""
 
-    if isinstance(db, AsyncSession):
-        await context.wake_worker(db)
-        return
-    bind = db
-    if bind is not None and bind.dialect.name == "postgresql":
-        await repository.notify(db, WAKE_CHANNEL)
-    if context.in_process_wakeup is not None:
-        context.in_process_wakeup.set()
+    def __init__(self) -> None:
+        self.types: dict[type[ResourceEvent], str] = {}
 
+    def on(self, kind: type[ResourceEvent], type_: str) -> None:
+        if type_ not in EVENT_TYPES:
+            raise ValueError(f"unknown webhook event type {type_}")
+        self.types[kind] = type_
 
-# -- Engage messages -------------------------------------------------------------------------
+    @property
+    def kinds(self) -> tuple[type[ResourceEvent], ...]:
+        return tuple(self.types)
 
-
-def _queue_item(message: Any, changed: Mapping[str, Any]) -> BaseModel:
-    """A message as listEngageQueue answers it, with `changed` (by Python name) as they stand
-    after the change."""
-    from salesplan.engage.delivery.schemas import QueueItemOut
-
-    item = QueueItemOut.model_validate(message)
-    return item.model_copy(update=dict(changed)) if changed else item
-
-
-async def record_engage_message(db: Db, message: Any, type_: str, **changed: Any) -> int:
-    """One Engage message's event (`engage_message.sent`, …) in `db`'s transaction."""
-    return await record(db, message.organization_id, type_, lambda: _queue_item(message, changed))
-
-
-async def record_engage_messages(
-    db: Db, changes: Iterable[tuple[Any, str, Mapping[str, Any]]]
-) -> int:
-    """`record_engage_message` of a batch: (message, type, changed fields) each."""
-    return await record_many(
-        db,
-        [
-            (message.organization_id, type_, functools.partial(_queue_item, message, changed))
-            for message, type_, changed in changes
-        ],
-    )
-
-
-async def record_engage_message_change(db: Db, message: Any, now: datetime) -> int:
-    """The event of what an inbound report or reply just did to a message: the stamp that
-    is `now` says which (a repeated report changes no stamp and records nothing)."""
-    for stamp, type_ in (
-        ("bounced_at", "engage_message.bounced"),
-        ("delivered_at", "engage_message.delivered"),
-        ("replied_at", "engage_message.replied"),
-    ):
-        if getattr(message, stamp, None) == now:
-            return await record_engage_message(db, message, type_)
-    return 0
-
-
-async def record_engage_message_tracked(db: AsyncSession, message_id: uuid.UUID, type_: str) -> int:
-    """An open or a click of a tracked message (`engage_message.opened`/`.clicked`)."""
-    from salesplan.models.engage_delivery import EngageMessage
-
-    message = await db.get(EngageMessage, message_id, populate_existing=True)
-    if message is None:
-        return 0
-    return await record_engage_message(db, message, type_)
-
-
-def failures(
-    messages: Mapping[Any, Any], rows: Iterable[Mapping[str, Any]]
-) -> list[tuple[Any, str, Mapping[str, Any]]]:
-    """The `engage_message.failed` events of the delivery worker's outcome rows."""
-    return [
-        (
-            messages[row["b_id"]],
-            "engage_message.failed",
-            {k: row[k] for k in ("status", "attempts", "last_error", "updated_at") if k in row},
+    async def record(self, conn: AsyncConnection, events: Sequence[ResourceEvent]) -> None:
+        """In the transaction of the change: the events' webhook rows."""
+        await record_many(
+            conn,
+            [(e.organization_id, self.types[type(e)], partial(e.resource, conn)) for e in events],
         )
-        for row in rows
-        if row.get("status") == "failed"
-    ]
+
+    async def interested(
+        self,
+        conn: AsyncConnection,
+        organization_id: uuid.UUID,
+        kinds: Sequence[type[DomainEvent]],
+    ) -> bool:
+        """Whether an enabled endpoint of the organization receives one of these events."""
+        types = [self.types[k] for k in kinds if k in self.types]
+        return bool(types) and await has_subscribers(conn, organization_id, types)

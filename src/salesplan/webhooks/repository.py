@@ -121,14 +121,6 @@ async def insert_events(
     await INSERT_DELIVERY.executemany(db, delivery_rows)
 
 
-_NOTIFY = DriverStatement(select(func.pg_notify(bindparam("channel"), "")))
-
-
-async def notify(db: Db, channel: str) -> None:
-    """PostgreSQL: a NOTIFY on `channel`, delivered when `db`'s transaction commits."""
-    await _NOTIFY.fetchval(db, {"channel": channel})
-
-
 async def enabled_endpoints(
     db: Db, organization_ids: Collection[uuid.UUID]
 ) -> dict[uuid.UUID, list[tuple[uuid.UUID, list[str]]]]:

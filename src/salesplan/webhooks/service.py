@@ -26,6 +26,7 @@ from salesplan.webhooks import repository, signing
 from salesplan.webhooks.events import SUBSCRIBABLE
 from salesplan.webhooks.repository import EndpointRepository
 from salesplan.webhooks.schemas import EndpointIn, EndpointPatch
+from salesplan.worker.context import wake_worker
 
 ROTATION_OVERLAP = timedelta(hours=24)
 _LOOPBACK = ipaddress.ip_address("127.0.0.1")
@@ -195,7 +196,5 @@ async def replay(
     endpoint = await EndpointRepository(session, ctx).get(endpoint_id, for_update=True)
     queued = await repository.replay(session, ctx, endpoint, since, utcnow())
     if queued:
-        from salesplan.webhooks.events import wake
-
-        await wake(session)
+        await wake_worker(session)
     return queued

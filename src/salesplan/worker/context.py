@@ -13,11 +13,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import text
-from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker
 
 from salesplan.config import Settings
+from salesplan.kit.driver import DriverStatement
 from salesplan.kit.events import DomainEvent, emit
 from salesplan.kit.uow import Database, UnitOfWork
 
@@ -52,17 +52,20 @@ class JobDue(DomainEvent):
     """Work was queued for the worker: wake it when the transaction commits."""
 
 
-async def wake_worker(session: AsyncSession) -> None:
-    """Wake the worker(s) when the request's transaction commits (a `JobDue` event)."""
-    emit(session, JobDue())
+async def wake_worker(db: AsyncSession | AsyncConnection) -> None:
+    """Wake the worker(s) when the transaction commits (a `JobDue` event)."""
+    emit(db, JobDue())
 
 
-def notify_workers(conn: Connection, _events: Sequence[JobDue]) -> None:
+_NOTIFY = DriverStatement(select(func.pg_notify(bindparam("channel"), "")))
+
+
+async def notify_workers(conn: AsyncConnection, _events: Sequence[JobDue]) -> None:
     """In the transaction: PostgreSQL's `pg_notify` is transactional (delivered on COMMIT,
     dropped on ROLLBACK), and every `salesplan worker` LISTENs on `WAKE_CHANNEL`. Once per
     transaction, however many jobs it queued."""
     if conn.dialect.name == "postgresql":
-        conn.execute(text("SELECT pg_notify(:channel, '')"), {"channel": WAKE_CHANNEL})
+        await _NOTIFY.fetchval(conn, {"channel": WAKE_CHANNEL})
 
 
 async def wake_in_process(_events: Sequence[JobDue]) -> None:

@@ -34,11 +34,11 @@ from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
 from salesplan.engage.delivery import sequence_repository, windows
 from salesplan.engage.delivery.queue import fail_unrendered, outbox_message
-from salesplan.engage.schemas import CampaignOut
+from salesplan.engage.events import CampaignStarted
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.scoping import OrgScope
-from salesplan.kit.uow import commit
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -46,7 +46,6 @@ from salesplan.models.engage import (
     EngageTemplate,
 )
 from salesplan.models.identity import Organization, User
-from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext, wake_worker
 
 log = logging.getLogger("salesplan.worker.campaigns")
@@ -87,7 +86,7 @@ async def start_campaign(
     campaign.started_by_id = ctx.user_id
     campaign.updated_at = now
     await session.flush()
-    await events.changed(session, ctx, "engage_campaign.started", CampaignOut, campaign)
+    emit(session, CampaignStarted(ctx.organization_id, campaign))
     started = 0
     skipped: Counter[str] = Counter()
     last: uuid.UUID | None = None
@@ -245,7 +244,8 @@ def _finish(enrollment: EngageEnrollment, state: str, reason: str | None, now: A
 
 async def run_campaign_steps(ctx: WorkerContext) -> int:
     """Job kind: schedule one batch of due steps, then complete finished campaigns."""
-    async with ctx.sessionmaker() as session:
+    async with ctx.unit_of_work() as uow:
+        session = await uow.session()
         enrollments = await sequence_repository.claim_due_steps(session, BATCH)
         by_campaign: dict[uuid.UUID, list[EngageEnrollment]] = {}
         for enrollment in enrollments:
@@ -260,5 +260,4 @@ async def run_campaign_steps(ctx: WorkerContext) -> int:
         completed = await sequence_repository.complete_finished(session)
         if queued:
             await wake_worker(session)
-        await commit(session)
     return len(enrollments) + completed

@@ -7,6 +7,7 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser, HeaderParser
@@ -18,16 +19,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import repository, sequence_repository
-from salesplan.engage.delivery.events import ReplyReceived
+from salesplan.engage.delivery.events import ReplyReceived, message_changed
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
 from salesplan.kit.events import emit
 from salesplan.kit.scoping import OrgScope
-from salesplan.kit.uow import handle_pending, rollback
+from salesplan.kit.uow import rollback
 from salesplan.models.engage import EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
-from salesplan.webhooks import events
 
 log = logging.getLogger("salesplan.engage.inbound")
 
@@ -239,7 +239,14 @@ async def _delivery_status(session: AsyncSession, scope: OrgScope, inbound: Inbo
             message.status = "delivered"
             message.delivered_at = message.delivered_at or now
     await session.flush()
-    await events.record_engage_message_change(session, message, now)  # webhooks (contract §13)
+    _said(session, message, now)
+
+
+def _said(session: AsyncSession, message: EngageMessage, now: datetime) -> None:
+    """What the report or reply did to the message, said as its event (webhooks, §13)."""
+    event = message_changed(message, now)
+    if event is not None:
+        emit(session, event)
 
 
 def _part_text(mail: EmailMessage, subtype: str) -> str | None:
@@ -309,18 +316,14 @@ async def _reply(
     )
     session.add(reply)
     await session.flush()
-    # The feed stores the reply as a message of the account's feed: handled now, not at the
-    # commit, because the webhook below reads that message.
+    # The feed stores the reply as a message of the account's feed (and says
+    # `FeedMessageReceived`) when the transaction commits.
     emit(session, ReplyReceived(reply_id=reply.id))
-    await handle_pending(session)
-    from salesplan.feed.service import record_received
-
-    await record_received(session, scope, f"engage_reply:{reply.id}")  # webhooks (§13)
     if message is not None and not inbound.auto_reply:
         # An auto-reply is listed but answers nothing (contract §14): no repliedAt, not
         # counted as replied, the sequence goes on.
         message.replied_at = message.replied_at or now
-        await events.record_engage_message_change(session, message, now)  # webhooks (§13)
+        _said(session, message, now)
         if message.campaign_id is not None and message.contact_id is not None:
             # A reply stops that contact's remaining steps of the campaign.
             await sequence_repository.stop_on_reply(

@@ -18,11 +18,10 @@ from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.db import SessionDep
 from salesplan.engage.delivery.inbound import receive_email, suppress
 from salesplan.engage.delivery.integrations import inbound_secret
+from salesplan.engage.delivery.queue import count_engagement
 from salesplan.engage.delivery.signing import verify_link
-from salesplan.engage.repository import count_engagement
 from salesplan.errors import NotFound, Unauthorized, ValidationFailed
 from salesplan.models.engage_delivery import EngageMessage
-from salesplan.webhooks import events
 
 router = APIRouter(include_in_schema=False)
 
@@ -45,8 +44,7 @@ async def track_open(
 ) -> Response:
     """Count an open (the pixel in the HTML part)."""
     _checked(request, "o", messageId, signature)
-    await count_engagement(session, messageId, "open_count", "opened_at")
-    await events.record_engage_message_tracked(session, messageId, "engage_message.opened")
+    await count_engagement(session, messageId, "open")
     return Response(
         PIXEL,
         media_type="image/gif",
@@ -66,8 +64,7 @@ async def track_click(
     _checked(request, "c", messageId, signature, u)
     if not u.startswith(("http://", "https://")):
         raise ValidationFailed.at(["query", "u"], "Not a web address.")
-    await count_engagement(session, messageId, "click_count", "clicked_at")
-    await events.record_engage_message_tracked(session, messageId, "engage_message.clicked")
+    await count_engagement(session, messageId, "click")
     return RedirectResponse(u, status_code=302, headers={"Cache-Control": "no-store"})
 
 

@@ -13,6 +13,7 @@ from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.engage import templates as engage_templates
 from salesplan.engage.delivery import repository
+from salesplan.engage.delivery.events import MessageClicked, MessageOpened
 from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.schemas import (
     AnalyticsDay,
@@ -22,9 +23,11 @@ from salesplan.engage.delivery.schemas import (
 )
 from salesplan.engage.render import RenderFailure
 from salesplan.engage.repository import QueueRepository, ReplyRepository
+from salesplan.engage.repository import count_engagement as count_message_engagement
 from salesplan.errors import RateLimited, Unprocessable, ValidationFailed
 from salesplan.kit.clock import isoformat, utcnow
 from salesplan.kit.email import mailbox
+from salesplan.kit.events import emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
@@ -294,3 +297,15 @@ async def analytics(
             setattr(days[day_value], metric, int(count))
         setattr(totals, metric, getattr(totals, metric) + int(count))
     return AnalyticsOut(from_=start, to=end, days=list(days.values()), totals=totals)
+
+
+async def count_engagement(session: AsyncSession, message_id: uuid.UUID, kind: str) -> None:
+    """One more open (`kind` "open") or click ("click") of a message (its first one's time
+    kept), said as the message's event (webhooks' `engage_message.opened`/`.clicked`)."""
+    opened = kind == "open"
+    column, first = ("open_count", "opened_at") if opened else ("click_count", "clicked_at")
+    await count_message_engagement(session, message_id, column, first)
+    message = await session.get(EngageMessage, message_id, populate_existing=True)
+    if message is not None:
+        event = MessageOpened if opened else MessageClicked
+        emit(session, event(message.organization_id, message))

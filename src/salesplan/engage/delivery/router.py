@@ -6,6 +6,7 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
@@ -67,19 +68,17 @@ async def send_engage_message(
     request: Request,
     body: SendMessageIn,
     ctx: Send,
-    session: SessionDep,
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     """Queue one message (EMAIL, SLACK, or LINKEDIN as a manual item) for delivery."""
 
-    async def execute() -> tuple[int, dict[str, Any]]:
+    async def execute(session: AsyncSession) -> tuple[int, dict[str, Any]]:
         settings = request.app.state.settings
         message = await queue.send_message(session, ctx, settings, body)
         return 202, {"message": queue_item(message)}
 
     return await run_idempotent(
         request,
-        session,
         ctx,
         operation="sendEngageMessage",
         key=idempotency_key,
@@ -107,7 +106,6 @@ async def start_engage_campaign(
     request: Request,
     campaignId: uuid.UUID,
     ctx: Send,
-    session: SessionDep,
     idempotency_key: IdempotencyKey = None,
 ) -> Response:
     """Activate a campaign and schedule each enrolled contact's first step; later steps
@@ -115,7 +113,7 @@ async def start_engage_campaign(
     sequence. `started` counts the contacts whose first step was scheduled; `skipped` those
     left out (no e-mail address for an EMAIL step, a suppressed address)."""
 
-    async def execute() -> tuple[int, dict[str, Any]]:
+    async def execute(session: AsyncSession) -> tuple[int, dict[str, Any]]:
         settings = request.app.state.settings
         campaign, started, skipped = await campaign_runs.start_campaign(
             session, ctx, settings, campaignId
@@ -129,7 +127,6 @@ async def start_engage_campaign(
 
     return await run_idempotent(
         request,
-        session,
         ctx,
         operation="startEngageCampaign",
         key=idempotency_key,

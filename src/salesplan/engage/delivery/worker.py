@@ -33,17 +33,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.config import Settings
 from salesplan.engage.delivery import repository, sequence_repository
 from salesplan.engage.delivery.dkim import load_signer
+from salesplan.engage.delivery.events import MessageFailed, MessageSent
 from salesplan.engage.delivery.transports import (
     DEFAULT_PAUSE,
     Outcome,
     send_email_batch,
     send_slack_batch,
 )
-from salesplan.feed.ingest import engage_messages_sent
 from salesplan.kit.clock import utcnow
-from salesplan.kit.uow import commit
+from salesplan.kit.events import emit
 from salesplan.models.engage_delivery import EngageMessage
-from salesplan.webhooks import events
 from salesplan.worker.context import WorkerContext
 
 BATCH = 200
@@ -65,9 +64,8 @@ def backoff(attempts: int) -> timedelta:
 async def run_delivery(ctx: WorkerContext) -> int:
     """Deliver one batch of due messages; the number handled (0 when nothing was due)."""
     signer = load_signer(ctx.settings)
-    async with ctx.sessionmaker() as session:
-        messages, deferred = await claim(session, ctx.settings, ctx.worker_id)
-        await commit(session)
+    async with ctx.unit_of_work() as uow:
+        messages, deferred = await claim(await uow.session(), ctx.settings, ctx.worker_id)
     if not messages:
         return deferred
     email = [m for m in messages if m.channel == "EMAIL"]
@@ -77,11 +75,12 @@ async def run_delivery(ctx: WorkerContext) -> int:
     if email:
         outcomes += await send_email_batch(ctx.settings, email, recorder.sent, signer)
     if slack:
-        async with ctx.sessionmaker() as session:
-            outcomes += await send_slack_batch(session, ctx.settings, slack, recorder.sent)
-    async with ctx.sessionmaker() as session:
-        await record(session, ctx.worker_id, messages, outcomes)
-        await commit(session)
+        async with ctx.unit_of_work() as uow:
+            outcomes += await send_slack_batch(
+                await uow.session(), ctx.settings, slack, recorder.sent
+            )
+    async with ctx.unit_of_work() as uow:
+        await record(await uow.session(), ctx.worker_id, messages, outcomes)
     return len(messages) + deferred
 
 
@@ -121,7 +120,7 @@ class _SentRecorder:
 
     async def _write(self, messages: list[EngageMessage]) -> None:
         sent_at = utcnow()
-        async with self.ctx.engine.begin() as conn:
+        async with self.ctx.unit_of_work() as uow, uow.atomic() as conn:
             ids = {m.id for m in messages}
             written = set(
                 (
@@ -146,16 +145,15 @@ async def after_sent(
     conn: AsyncConnection, settings: Settings, sent: list[EngageMessage], sent_at: datetime
 ) -> None:
     """Everything that follows from a group of messages the providers accepted at `sent_at`,
-    in the transaction that marks them `sent` (each message is here exactly once): the feed
-    records the e-mails (feed/ingest.py), and campaign enrollments move to `sent` so that the
-    next step is scheduled from this send (campaign_runs.py), and the webhook events are recorded."""
-    await conn.run_sync(engage_messages_sent, sent, sent_at, settings.smtp_from)
+    in the transaction that marks them `sent` (each message is here exactly once): campaign
+    enrollments move to `sent` so that the next step is scheduled from this send
+    (campaign_runs.py), and each message says `MessageSent` (the feed records the e-mails and
+    the webhooks their `engage_message.sent`, set-based, when the transaction commits)."""
     await sequence_repository.mark_sent_many(
         conn, [m for m in sent if m.campaign_id is not None], sent_at
     )
-    # Outbound webhooks (contract §13): `engage_message.sent`, one set-based write per group.
-    changed = {"status": "sent", "sent_at": sent_at, "updated_at": sent_at}
-    await events.record_engage_messages(conn, [(m, "engage_message.sent", changed) for m in sent])
+    for m in sent:
+        emit(conn, MessageSent(m.organization_id, m, sent_at, settings.smtp_from))
 
 
 async def claim(
@@ -277,7 +275,11 @@ async def record(
                 failed.append(message)
         rows.append(row)
     await repository.write_outcomes(session, rows)
-    await events.record_engage_messages(session, events.failures(by_id, rows))  # webhooks (§13)
+    for row in rows:
+        if row["status"] == "failed":
+            changed = {k: row[k] for k in ("status", "attempts", "last_error", "updated_at")}
+            message = by_id[row["b_id"]]
+            emit(session, MessageFailed(message.organization_id, message, changed))
     await sequence_repository.stop_failed(session, failed)
     for sender, until in pauses.items():
         await repository.pause_sender(session, sender, until, "throttled by the provider")

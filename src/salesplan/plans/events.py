@@ -1,0 +1,76 @@
+"""What the plans domain says happened (`kit.events`). Who follows what is wired in
+`salesplan.events`: the version bump (`changes.bump_versions`) follows `PlanChanged`,
+`PlanUpdated` and `PlanDeleted`; the webhooks (contract §13) follow the resource events.
+
+A plan event renders the plan as getPlan answers it, and a task event the task as
+getPlanTask answers it, on the transaction's connection, only when a subscriber asks."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from salesplan.kit.events import DomainEvent, Resource, ResourceEvent
+from salesplan.models.plans import PlanTask
+from salesplan.plans.views import plan_view_on, task_view_on
+
+
+@dataclass(frozen=True)
+class PlanChanged(DomainEvent):
+    """The plan's content was written (a bulk write to its milestones, goals or tasks): its
+    version moves. The writes the API names say so with `PlanUpdated` / `PlanDeleted`."""
+
+    plan_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class _PlanEvent(ResourceEvent):
+    organization_id: uuid.UUID
+    plan_id: uuid.UUID
+
+    async def resource(self, conn: AsyncConnection) -> Resource:
+        return await plan_view_on(conn, self, self.plan_id)
+
+
+class PlanCreated(_PlanEvent):
+    """A plan was created (it starts at version 1)."""
+
+
+class PlanUpdated(_PlanEvent):
+    """The plan or one of its milestones, goals or tasks was written: its version moves."""
+
+
+class PlanDeleted(_PlanEvent):
+    """The plan was archived: its version moves."""
+
+
+@dataclass(frozen=True)
+class TaskCreated(ResourceEvent):
+    organization_id: uuid.UUID
+    plan_id: uuid.UUID
+    task: PlanTask
+
+    async def resource(self, conn: AsyncConnection) -> Resource:
+        return await task_view_on(conn, self, self.plan_id, self.task.id)
+
+
+@dataclass(frozen=True)
+class _TaskWritten(ResourceEvent):
+    """A task written on the driver path: it carries the task as the API answers it."""
+
+    organization_id: uuid.UUID
+    task: Mapping[str, object]
+
+    async def resource(self, conn: AsyncConnection) -> Resource:
+        return self.task
+
+
+class TaskUpdated(_TaskWritten):
+    """A task was changed (and not completed by this change)."""
+
+
+class TaskCompleted(_TaskWritten):
+    """A task was completed by this change."""
