@@ -19,13 +19,16 @@ class Received:
 @dataclass
 class Receiver:
     """`status` answers each request (default 204); `hold` (when set) makes requests wait for
-    the event before answering."""
+    the event before answering; `body_size` (when set) answers a body of that many bytes,
+    streamed until the client stops reading (`sent` counts what was written)."""
 
     status: Callable[[Received], int] = lambda _r: 204
     headers: dict[str, str] = field(default_factory=dict)
     received: list[Received] = field(default_factory=list)
     hold: threading.Event | None = None
     arrived: threading.Event = field(default_factory=threading.Event)
+    body_size: int = 0
+    sent: int = 0
     server: Any = None
 
     @property
@@ -48,8 +51,15 @@ class Receiver:
                 self.send_response(receiver.status(got))
                 for name, value in receiver.headers.items():
                     self.send_header(name, value)
-                self.send_header("content-length", "0")
+                self.send_header("content-length", str(receiver.body_size))
                 self.end_headers()
+                chunk = b"x" * 65536
+                try:
+                    while receiver.sent < receiver.body_size:
+                        self.wfile.write(chunk)
+                        receiver.sent += len(chunk)
+                except OSError:
+                    self.close_connection = True
 
             def log_message(self, *_: Any) -> None:
                 pass

@@ -334,28 +334,53 @@ async def test_attempts_list_and_replay(app, client, actor, db, receiver) -> Non
     assert bad.status_code == 400
 
 
-async def test_a_new_endpoint_can_replay_what_came_before_it(
+async def test_replay_starts_at_the_endpoints_creation_at_the_earliest(
     app, client, actor, db, receiver
 ) -> None:
+    """Issue 38: a replay since 1970 re-sent events from before the endpoint existed; it starts
+    at the endpoint's creation (it never receives what happened before it was made)."""
     first = await make_endpoint(client, actor, receiver.url)
-    await _account(client, actor)
+    await _account(client, actor, "Before")
     late_receiver = Receiver().start()
     try:
         late = await make_endpoint(client, actor, late_receiver.url)
-        resp = await client.post(
-            f"{API}/{late['id']}/replay",
-            json={"since": "2000-01-01T00:00:00Z"},
-            headers=actor.headers,
-        )
-        assert resp.json() == {"queued": 1}
+        await _account(client, actor, "After")
         await deliver_due(worker_ctx(app))
         assert len(late_receiver.received) == 1
+        resp = await client.post(
+            f"{API}/{late['id']}/replay",
+            json={"since": "1970-01-01T00:00:00Z"},
+            headers=actor.headers,
+        )
+        assert resp.status_code == 202, resp.text
+        assert resp.json() == {"queued": 1}  # "After" only
+        await deliver_due(worker_ctx(app))
+        names = [json.loads(r.body)["data"]["name"] for r in late_receiver.received]
+        assert names == ["After", "After"]
         Webhook(late["secret"]).verify(
-            late_receiver.received[0].body, late_receiver.received[0].headers
+            late_receiver.received[1].body, late_receiver.received[1].headers
         )
     finally:
         late_receiver.stop()
     assert first["id"] != late["id"]
+
+
+async def test_one_replay_per_endpoint_at_a_time(app, client, actor, db, receiver) -> None:
+    from tests.fixtures.envelope import assert_envelope
+
+    endpoint = await make_endpoint(client, actor, receiver.url)
+    await _account(client, actor)
+    await deliver_due(worker_ctx(app))
+    url, since = f"{API}/{endpoint['id']}/replay", {"since": "2000-01-01T00:00:00Z"}
+    first = await client.post(url, json=since, headers=actor.headers)
+    assert first.status_code == 202 and first.json() == {"queued": 1}
+    second = await client.post(url, json=since, headers=actor.headers)
+    assert_envelope(second, 409, "conflict")
+    assert second.json()["error"]["details"]["reason"] == "replay_in_progress"
+    await deliver_due(worker_ctx(app))  # the first replay done: another may start
+    third = await client.post(url, json=since, headers=actor.headers)
+    assert third.status_code == 202 and third.json() == {"queued": 1}
+    assert len(receiver.received) == 2  # the original and the first replay; the 409 sent none
 
 
 async def test_a_refused_destination_is_not_contacted(app, client, actor, db, receiver) -> None:

@@ -46,7 +46,12 @@ from salesplan.models.rooms import (
     PlanShareSession,
     PlanTaskComment,
 )
-from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from salesplan.models.webhooks import (
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 
 __all__ = [
     "Account",
@@ -96,6 +101,7 @@ __all__ = [
     "SenderPause",
     "User",
     "WebSession",
+    "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",
     "WebhookEvent",

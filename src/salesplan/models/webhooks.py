@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from salesplan.kit.clock import utcnow
@@ -34,6 +34,9 @@ class WebhookEndpoint(IdMixin, TenantMixin, TimestampMixin, Base):
     previous_secret_expires_at: Mapped[datetime | None] = mapped_column(default=None)
     # The first failed attempt since the last success: 5 days of failures disable it.
     failing_since: Mapped[datetime | None] = mapped_column(default=None)
+    # What `data` holds: "snapshot" (the resource as the API answers it) or "thin" (its id
+    # and updatedAt).
+    payload: Mapped[str] = mapped_column(String(16), default="snapshot", server_default="snapshot")
 
 
 class WebhookEvent(TenantMixin, Base):
@@ -72,5 +75,23 @@ class WebhookDelivery(IdMixin, TenantMixin, Base):
     last_error: Mapped[str | None] = mapped_column(String(200), default=None)
     next_attempt_at: Mapped[datetime | None] = mapped_column(default=utcnow)
     lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
+    # Queued again by a replay (one replay per endpoint runs at a time: while any of its
+    # deliveries is pending, another is a 409).
+    replay: Mapped[bool] = mapped_column(server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class WebhookAttempt(IdMixin, TenantMixin, Base):
+    """One try of a delivery (`GET …/attempts/{eventId}`): when, the receiver's status, how
+    long it took, and what went wrong in our own words (never the receiver's body)."""
+
+    __tablename__ = "webhook_attempts"
+
+    delivery_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("webhook_deliveries.id", ondelete="CASCADE"), index=True
+    )
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    status_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    duration_ms: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(String(200), default=None)

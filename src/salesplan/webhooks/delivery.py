@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import logging
 import random
+import ssl
 import time
 import uuid
 from collections import Counter
@@ -30,6 +32,7 @@ import httpx
 
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.ids import uuid7
 from salesplan.webhooks import repository, signing
 from salesplan.worker.context import WorkerContext
 
@@ -44,6 +47,13 @@ RETRY_DELAYS = tuple(
 )
 JITTER = 0.10
 MAX_RETRY_AFTER = timedelta(hours=24)
+_MAX_RETRY_AFTER_SECONDS = int(MAX_RETRY_AFTER.total_seconds())
+# Attempts an event gets: the first and one per retry delay. A claim counts as an attempt
+# (killed worker, crashed delivery included); a claim past the limit sends nothing and fails.
+MAX_ATTEMPTS = 1 + len(RETRY_DELAYS)
+# A receiver's answer: its status and headers; a body is read only when it says it is this
+# small (the connection is kept then), otherwise the connection is dropped unread.
+MAX_ANSWER_BYTES = 4096
 DISABLE_AFTER = timedelta(days=5)
 KEEP_EVENTS = timedelta(days=30)
 PRUNE_EVERY_SECONDS = 3600.0
@@ -60,19 +70,29 @@ def retry_delay(attempts: int, retry_after: timedelta | None = None) -> timedelt
 
 
 def parse_retry_after(value: str | None, now: datetime) -> timedelta | None:
-    """RFC 9110 `Retry-After`: seconds, or an HTTP date."""
+    """RFC 9110 `Retry-After`: seconds, or an HTTP date; at most 24 h whatever it says
+    (`99999999999999999999` is 24 h), and never raises: what cannot be read is ignored."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return timedelta(seconds=int(value))
+    if value.isascii() and value.isdigit():
+        # Compared as text first: a number of thousands of digits is not even converted.
+        if len(value) > len(str(_MAX_RETRY_AFTER_SECONDS)):
+            return MAX_RETRY_AFTER
+        return timedelta(seconds=min(int(value), _MAX_RETRY_AFTER_SECONDS))
+    if len(value) > 64:  # an HTTP date is 29 characters
+        return None
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         return None
-    return max(when - now, timedelta(0))
+    try:
+        wait = when - now
+    except OverflowError:
+        return MAX_RETRY_AFTER
+    return min(max(wait, timedelta(0)), MAX_RETRY_AFTER)
 
 
 @dataclass
@@ -178,16 +198,63 @@ class _Result:
     status_code: int | None
     error: str | None
     retry_after: timedelta | None = None
+    duration_ms: int = 0
 
     @property
     def delivered(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
+# What a try's `error` says (contract §13 "Attempt history"): our own words, never the
+# receiver's body.
+REDIRECT = "redirect not followed"
+REFUSED_CONNECTION = "connection refused"
+TLS_FAILED = "TLS handshake failed"
+INTERNAL = "internal error"
+LIMIT_REACHED = "attempt limit reached"
+
+
+def timeout_error() -> str:
+    return f"timeout after {TIMEOUT_SECONDS:g} s"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc`, its causes and contexts, and the members of exception groups among them."""
+    seen: list[BaseException] = []
+    stack = [exc]
+    while stack and len(seen) < 32:
+        current = stack.pop()
+        if any(current is s for s in seen):
+            continue
+        seen.append(current)
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+    return seen
+
+
+def network_error(exc: BaseException) -> str:
+    """A network failure in our own words: a timeout, a refused connection, a failed TLS
+    handshake, or (anything else) "could not connect to the server"."""
+    chain = _chain(exc)
+    if any(isinstance(e, TimeoutError | httpx.TimeoutException) for e in chain):
+        return timeout_error()
+    if any(isinstance(e, ssl.SSLError) for e in chain):
+        return TLS_FAILED
+    if any(isinstance(e, ConnectionRefusedError) for e in chain) or any(
+        getattr(e, "errno", None) == errno.ECONNREFUSED or "connection refused" in str(e).lower()
+        for e in chain
+    ):
+        return REFUSED_CONNECTION
+    return outbound.UNREACHABLE
+
+
 async def post(
     client: httpx.AsyncClient, url: str, message_id: str, body: bytes, secrets_: list[str]
 ) -> _Result:
-    """One attempt: the signed POST; never raises for the receiver's or the network's sake."""
+    """One attempt: the signed POST; never raises for the receiver's or the network's sake.
+    The answer's status and headers are read, its body only when it says it is at most
+    MAX_ANSWER_BYTES: a receiver streaming gigabytes costs one dropped connection."""
     timestamp = int(time.time())
     headers = {
         "webhook-id": message_id,
@@ -196,22 +263,37 @@ async def post(
         "content-type": "application/json",
         "user-agent": "salesplan-webhooks/1",
     }
+    started = time.monotonic()
+
+    def took() -> int:
+        return int((time.monotonic() - started) * 1000)
+
     try:
         async with asyncio.timeout(TIMEOUT_SECONDS):
-            response = await client.post(url, content=body, headers=headers)
+            async with client.stream("POST", url, content=body, headers=headers) as response:
+                code = response.status_code
+                retry_header = response.headers.get("retry-after")
+                if _small(response.headers.get("content-length")):
+                    await response.aread()
+                # Leaving the block unread closes the connection: nothing more is received.
     except outbound.DestinationNotAllowed:
-        return _Result(None, outbound.REFUSED)
-    except (TimeoutError, httpx.HTTPError, OSError, outbound.OutboundError):
-        return _Result(None, outbound.UNREACHABLE)
-    code = response.status_code
+        return _Result(None, outbound.REFUSED, duration_ms=took())
+    except (TimeoutError, httpx.HTTPError, OSError, outbound.OutboundError) as exc:
+        return _Result(None, network_error(exc), duration_ms=took())
     retry_after = None
     if code in (429, 503):
-        retry_after = parse_retry_after(response.headers.get("retry-after"), utcnow())
+        retry_after = parse_retry_after(retry_header, utcnow())
     # The receiver's body is never kept (contract §12): its status says enough.
     error = None if 200 <= code < 300 else f"HTTP {code}"
     if 300 <= code < 400:
-        error = f"HTTP {code} (redirects are not followed)"
-    return _Result(code, error, retry_after)
+        error = REDIRECT
+    return _Result(code, error, retry_after, took())
+
+
+def _small(content_length: str | None) -> bool:
+    if content_length is None or not content_length.isascii() or not content_length.isdigit():
+        return False
+    return len(content_length) <= 5 and int(content_length) <= MAX_ANSWER_BYTES
 
 
 async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: str) -> None:
@@ -220,13 +302,7 @@ async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
     without waiting for the worker loop's next turn)."""
     ctx = dispatcher.ctx
     while not ctx.stopping.is_set():
-        try:
-            secrets_ = _secrets(ctx, endpoint, utcnow())
-            result = await post(
-                dispatcher.http(), endpoint.url, str(row.event_id), payload.encode(), secrets_
-            )
-        except ValueError:  # a secret that no longer decrypts (the server's key changed)
-            result = _Result(None, "the signing secret cannot be read")
+        result = await _attempt(dispatcher, row, endpoint, payload)
         try:
             following = await _record(ctx, row, endpoint, result)
         except Exception:  # the lease runs out and the delivery is tried again
@@ -237,11 +313,30 @@ async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
         row, endpoint, payload = following
 
 
+async def _attempt(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: str) -> _Result:
+    """One attempt's outcome, whatever goes wrong: past the attempt limit nothing is sent (a
+    delivery whose outcome could not be written is claimed again, one attempt more each time),
+    and a crash is an outcome like a refusal, so the attempt counts and the limit holds."""
+    if row.attempts > MAX_ATTEMPTS:
+        return _Result(None, LIMIT_REACHED)
+    try:
+        try:
+            secrets_ = _secrets(dispatcher.ctx, endpoint, utcnow())
+        except ValueError:  # a secret that no longer decrypts (the server's key changed)
+            return _Result(None, "the signing secret cannot be read")
+        return await post(
+            dispatcher.http(), endpoint.url, str(row.event_id), payload.encode(), secrets_
+        )
+    except Exception:
+        log.exception("webhooks: a delivery attempt crashed")
+        return _Result(None, INTERNAL)
+
+
 async def _record(
     ctx: WorkerContext, row: Any, endpoint: Any, result: _Result
 ) -> tuple[Any, Any, str] | None:
-    """Write the outcome; answers the endpoint's next due delivery, claimed in the same
-    transaction (None when there is none, or the endpoint is no longer enabled)."""
+    """Write the outcome and the try; answers the endpoint's next due delivery, claimed in
+    the same transaction (None when there is none, or the endpoint is no longer enabled)."""
     now = utcnow()
     lease_until = now + timedelta(seconds=ctx.settings.worker_lease_seconds)
     values: dict[str, Any] = {
@@ -249,25 +344,41 @@ async def _record(
         "last_error": result.error,
         "updated_at": now,
     }
-    async with ctx.unit_of_work() as uow, uow.atomic() as conn:
-        if result.delivered:
-            values |= {"status": "delivered", "next_attempt_at": None}
-            written = await repository.write_outcome(conn, row.id, ctx.worker_id, values)
-            if written and endpoint.failing_since is not None:  # as of the claim
-                await repository.endpoint_succeeded(conn, row.endpoint_id)
-        elif result.status_code == 410:
-            values |= {"status": "failed", "next_attempt_at": None}
-            if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
-                await repository.disable_endpoint(conn, row.endpoint_id, GONE_REASON, now)
-            return None
-        else:
+    gone = result.status_code == 410
+    if result.delivered or gone:
+        values |= {"status": "delivered" if result.delivered else "failed"}
+        values |= {"next_attempt_at": None}
+    else:
+        delay = None
+        if result.error != LIMIT_REACHED:
             delay = retry_delay(row.attempts, result.retry_after)
-            if delay is None:
-                values |= {"status": "failed", "next_attempt_at": None}
-            else:
-                values |= {"next_attempt_at": now + delay}
-            if await repository.write_outcome(conn, row.id, ctx.worker_id, values):
-                await repository.endpoint_failed(conn, row.endpoint_id, now, now - DISABLE_AFTER)
+        if delay is None:
+            values |= {"status": "failed", "next_attempt_at": None}
+        else:
+            values |= {"next_attempt_at": now + delay}
+    async with ctx.unit_of_work() as uow, uow.atomic() as conn:
+        written = await repository.write_outcome(conn, row.id, ctx.worker_id, values)
+        if written and result.error != LIMIT_REACHED:
+            await repository.add_try(
+                conn,
+                {
+                    "id": uuid7(),
+                    "organization_id": row.organization_id,
+                    "delivery_id": row.id,
+                    "at": now,
+                    "status_code": result.status_code,
+                    "duration_ms": result.duration_ms,
+                    "error": result.error,
+                },
+            )
+        if written and result.delivered and endpoint.failing_since is not None:  # as of claim
+            await repository.endpoint_succeeded(conn, row.endpoint_id)
+        elif written and gone:
+            await repository.disable_endpoint(conn, row.endpoint_id, GONE_REASON, now)
+        elif written and not result.delivered:
+            await repository.endpoint_failed(conn, row.endpoint_id, now, now - DISABLE_AFTER)
+        if gone:
+            return None
         return await repository.claim_next(conn, row.endpoint_id, ctx.worker_id, now, lease_until)
 
 

@@ -29,13 +29,19 @@ from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.repository import Repository, sorts
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope, scoped
-from salesplan.models.webhooks import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from salesplan.models.webhooks import (
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+)
 from salesplan.worker.claims import claim as claim_rows
 
 Db = AsyncSession | AsyncConnection
 ENDPOINTS: Any = WebhookEndpoint.__table__
 DELIVERIES: Any = WebhookDelivery.__table__
 EVENTS: Any = WebhookEvent.__table__
+TRIES: Any = WebhookAttempt.__table__
 E = ENDPOINTS.c
 D = DELIVERIES.c
 V = EVENTS.c
@@ -225,6 +231,7 @@ async def replay(
                 last_error=None,
                 next_attempt_at=now,
                 lease_owner=None,
+                replay=True,
                 updated_at=now,
             )
         )
@@ -237,6 +244,7 @@ async def replay(
             "status": "pending",
             "attempts": 0,
             "next_attempt_at": now,
+            "replay": True,
             "created_at": now,
             "updated_at": now,
         }
@@ -246,6 +254,20 @@ async def replay(
     for start in range(0, len(fresh), 500):
         await session.execute(insert(DELIVERIES), fresh[start : start + 500])
     return len(event_ids)
+
+
+async def replay_running(session: AsyncSession, ctx: TenantScope, endpoint_id: uuid.UUID) -> bool:
+    """Whether a replay of the endpoint still has deliveries to make."""
+    stmt = scoped(
+        select(WebhookDelivery.id).where(
+            WebhookDelivery.endpoint_id == endpoint_id,
+            WebhookDelivery.status == "pending",
+            WebhookDelivery.replay.is_(True),
+        ),
+        ctx,
+        WebhookDelivery,
+    ).limit(1)
+    return (await session.execute(stmt)).first() is not None
 
 
 # -- the worker ------------------------------------------------------------------------------
@@ -309,7 +331,7 @@ def _lease(worker_id: str, now: datetime, lease_until: datetime) -> dict[str, An
     }
 
 
-_CLAIMED = (D.id, D.endpoint_id, D.event_id, D.attempts)
+_CLAIMED = (D.id, D.organization_id, D.endpoint_id, D.event_id, D.attempts)
 
 
 _ENDPOINT_PARTS = (
@@ -389,6 +411,11 @@ async def write_outcome(
     return result.rowcount == 1
 
 
+async def add_try(db: AsyncConnection, values: dict[str, Any]) -> None:
+    """One try of a delivery, for its attempt history."""
+    await db.execute(insert(TRIES).values(values))
+
+
 async def endpoint_succeeded(db: AsyncConnection, endpoint_id: uuid.UUID) -> None:
     await db.execute(
         update(ENDPOINTS)
@@ -431,6 +458,8 @@ async def disable_endpoint(
 async def prune(db: AsyncConnection, before: datetime) -> int:
     """Forget events older than `before` and their deliveries."""
     old = select(V.id).where(V.created_at < before).scalar_subquery()
+    old_deliveries = select(D.id).where(D.event_id.in_(old)).scalar_subquery()
+    await db.execute(delete(TRIES).where(TRIES.c.delivery_id.in_(old_deliveries)))
     await db.execute(delete(DELIVERIES).where(D.event_id.in_(old)))
     result = await db.execute(delete(EVENTS).where(V.created_at < before))
     return int(result.rowcount or 0)

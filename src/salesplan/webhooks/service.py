@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
-from salesplan.errors import Unprocessable
+from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
@@ -191,9 +191,21 @@ async def list_attempts(
 async def replay(
     session: AsyncSession, ctx: RequestContext, endpoint_id: uuid.UUID, since: datetime
 ) -> int:
-    """Queue every event since `since` again for the endpoint; answers how many."""
+    """Queue every event since `since` (at the earliest the endpoint's creation: it never
+    receives what happened before it existed) again for the endpoint; answers how many. One
+    replay per endpoint at a time: while one still has deliveries pending, another is a 409
+    `conflict` (`details.reason: "replay_in_progress"`)."""
     await check_admin(session, ctx)
     endpoint = await EndpointRepository(session, ctx).get(endpoint_id, for_update=True)
+    if await repository.replay_running(session, ctx, endpoint.id):
+        raise Conflict(
+            "A replay of this endpoint is still in progress; try again when it has finished.",
+            details={"reason": "replay_in_progress"},
+        )
+    try:
+        since = max(since, endpoint.created_at)
+    except OverflowError:  # an offset that moves `since` out of the representable range
+        since = endpoint.created_at
     queued = await repository.replay(session, ctx, endpoint, since, utcnow())
     if queued:
         await wake_worker(session)
