@@ -5,84 +5,31 @@ A domain that emits an event defines it (a frozen dataclass beside the code that
 domain that follows it provides the handler; this module connects the two. The unit of work
 (`kit.uow`) runs the in-transaction handlers, in the order they are wired here, before COMMIT
 and the after-commit ones after. A new webhook type is a `ResourceEvent` in its domain and one
-`hooks.on(...)` line below.
+entry in `webhooks/catalog.py`.
 """
 
 from __future__ import annotations
 
 import functools
 
-from salesplan.accounts.events import AccountCreated, AccountDeleted, AccountUpdated
-from salesplan.calendar.events import (
-    CalendarEventCreated,
-    CalendarEventDeleted,
-    CalendarEventUpdated,
-)
-from salesplan.contacts.events import ContactCreated, ContactDeleted, ContactUpdated
-from salesplan.engage.delivery.events import (
-    MessageBounced,
-    MessageClicked,
-    MessageDelivered,
-    MessageFailed,
-    MessageOpened,
-    MessageReplied,
-    MessageSent,
-    ReplyReceived,
-)
-from salesplan.engage.events import CampaignCompleted, CampaignStarted
-from salesplan.feed.events import FeedMessageReceived
+from salesplan.calendar.events import CalendarEventCreated, CalendarEventUpdated
+from salesplan.engage.delivery.events import MessageSent, ReplyReceived
 from salesplan.feed.ingest import calendar_events_changed, messages_sent, replies_received
 from salesplan.kit.events import EventHandlers
-from salesplan.opportunities.events import (
-    OpportunityCreated,
-    OpportunityDeleted,
-    OpportunityUpdated,
-)
 from salesplan.plans.changes import bump_versions
-from salesplan.plans.events import (
-    PlanChanged,
-    PlanCreated,
-    PlanDeleted,
-    PlanUpdated,
-    TaskCompleted,
-    TaskCreated,
-    TaskUpdated,
-)
+from salesplan.plans.events import PlanChanged, PlanDeleted, PlanUpdated
+from salesplan.webhooks.catalog import CATALOG
 from salesplan.webhooks.events import Recorder
 from salesplan.worker.context import JobDue, notify_workers, wake_in_process
 
 
 def webhooks() -> Recorder:
-    """Which domain event is which webhook type (contract §13)."""
+    """Which domain event is which webhook type (contract §13): every entry of the catalog
+    (`webhooks/catalog.py`, one entry per type) that reports a domain event."""
     hooks = Recorder()
-    hooks.on(AccountCreated, "account.created")
-    hooks.on(AccountUpdated, "account.updated")
-    hooks.on(AccountDeleted, "account.deleted")
-    hooks.on(ContactCreated, "contact.created")
-    hooks.on(ContactUpdated, "contact.updated")
-    hooks.on(ContactDeleted, "contact.deleted")
-    hooks.on(OpportunityCreated, "opportunity.created")
-    hooks.on(OpportunityUpdated, "opportunity.updated")
-    hooks.on(OpportunityDeleted, "opportunity.deleted")
-    hooks.on(PlanCreated, "plan.created")
-    hooks.on(PlanUpdated, "plan.updated")
-    hooks.on(PlanDeleted, "plan.deleted")
-    hooks.on(TaskCreated, "plan_task.created")
-    hooks.on(TaskUpdated, "plan_task.updated")
-    hooks.on(TaskCompleted, "plan_task.completed")
-    hooks.on(MessageSent, "engage_message.sent")
-    hooks.on(MessageDelivered, "engage_message.delivered")
-    hooks.on(MessageBounced, "engage_message.bounced")
-    hooks.on(MessageOpened, "engage_message.opened")
-    hooks.on(MessageClicked, "engage_message.clicked")
-    hooks.on(MessageReplied, "engage_message.replied")
-    hooks.on(MessageFailed, "engage_message.failed")
-    hooks.on(CampaignStarted, "engage_campaign.started")
-    hooks.on(CampaignCompleted, "engage_campaign.completed")
-    hooks.on(CalendarEventCreated, "calendar_event.created")
-    hooks.on(CalendarEventUpdated, "calendar_event.updated")
-    hooks.on(CalendarEventDeleted, "calendar_event.deleted")
-    hooks.on(FeedMessageReceived, "feed_message.received")
+    for entry in CATALOG:
+        if entry.event is not None:
+            hooks.on(entry.event, entry.name)
     return hooks
 
 

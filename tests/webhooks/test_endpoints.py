@@ -21,6 +21,7 @@ KEYS = {
     "eventTypes",
     "enabled",
     "disabledReason",
+    "payload",
     "createdAt",
     "updatedAt",
 }

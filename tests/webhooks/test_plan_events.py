@@ -49,7 +49,7 @@ async def test_child_writes_record_plan_updated_once_per_request(
     await step(
         await patch(client, actor, f"/{pid}/tasks/{tid}", {"title": "u"}), 200, "plan_task.updated"
     )
-    await step(await delete(client, actor, f"/{pid}/tasks/{tid}"), 204)
+    await step(await delete(client, actor, f"/{pid}/tasks/{tid}"), 204, "plan_task.deleted")
     await step(await delete(client, actor, f"/{pid}/milestones/{mid}"), 204)
 
 

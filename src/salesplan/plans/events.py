@@ -2,8 +2,9 @@
 `salesplan.events`: the version bump (`changes.bump_versions`) follows `PlanChanged`,
 `PlanUpdated` and `PlanDeleted`; the webhooks (contract §13) follow the resource events.
 
-A plan event renders the plan as getPlan answers it, and a task event the task as
-getPlanTask answers it, on the transaction's connection, only when a subscriber asks."""
+A plan event renders the plan as getPlan answers it, a milestone, goal or task event the child
+as its get operation answers it, on the transaction's connection, only when a subscriber
+asks."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.events import DomainEvent, Resource, ResourceEvent
 from salesplan.models.plans import PlanTask
-from salesplan.plans.views import plan_view_on, task_view_on
+from salesplan.plans.views import goal_view_on, milestone_view_on, plan_view_on, task_view_on
 
 
 @dataclass(frozen=True)
@@ -74,3 +75,59 @@ class TaskUpdated(_TaskWritten):
 
 class TaskCompleted(_TaskWritten):
     """A task was completed by this change."""
+
+
+@dataclass(frozen=True)
+class TaskDeleted(ResourceEvent):
+    """A task was archived."""
+
+    organization_id: uuid.UUID
+    plan_id: uuid.UUID
+    task_id: uuid.UUID
+
+    async def resource(self, conn: AsyncConnection) -> Resource:
+        return await task_view_on(conn, self, self.plan_id, self.task_id)
+
+
+@dataclass(frozen=True)
+class _MilestoneEvent(ResourceEvent):
+    organization_id: uuid.UUID
+    plan_id: uuid.UUID
+    milestone_id: uuid.UUID
+
+    async def resource(self, conn: AsyncConnection) -> Resource:
+        return await milestone_view_on(conn, self, self.plan_id, self.milestone_id)
+
+
+class MilestoneCreated(_MilestoneEvent):
+    """A milestone was added to a plan."""
+
+
+class MilestoneUpdated(_MilestoneEvent):
+    """A milestone was changed, moved by a reorder, or restored."""
+
+
+class MilestoneDeleted(_MilestoneEvent):
+    """A milestone was archived."""
+
+
+@dataclass(frozen=True)
+class _GoalEvent(ResourceEvent):
+    organization_id: uuid.UUID
+    plan_id: uuid.UUID
+    goal_id: uuid.UUID
+
+    async def resource(self, conn: AsyncConnection) -> Resource:
+        return await goal_view_on(conn, self, self.plan_id, self.goal_id)
+
+
+class GoalCreated(_GoalEvent):
+    """A goal was added to a plan."""
+
+
+class GoalUpdated(_GoalEvent):
+    """A goal was changed or restored (its sub-goals restored with it say so too)."""
+
+
+class GoalDeleted(_GoalEvent):
+    """A goal was archived (its sub-goals archived with it say so too)."""

@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
-from salesplan.models.plans import Plan, PlanGoal
+from salesplan.kit.events import emit
+from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans import write_repository as writes
 from salesplan.plans.checks import (
@@ -28,6 +29,13 @@ from salesplan.plans.checks import (
     new_id,
     open_patch,
     plan_written,
+)
+from salesplan.plans.events import (
+    GoalCreated,
+    GoalDeleted,
+    GoalUpdated,
+    MilestoneDeleted,
+    TaskDeleted,
 )
 from salesplan.plans.schemas import (
     GoalCreate,
@@ -163,6 +171,7 @@ async def create_goal(
     session.add(row)
     await plan_written(session, ctx, plan_id)
     await session.flush()
+    emit(session, GoalCreated(ctx.organization_id, plan_id, row.id))
     return row.id
 
 
@@ -180,6 +189,7 @@ async def update_goal(
         await check_parent(session, ctx, plan_id, goal_id, sent["parent_goal_id"])
     await plan_written(session, ctx, plan_id)
     await close_patch(session, row, sent)
+    emit(session, GoalUpdated(ctx.organization_id, plan_id, goal_id))
 
 
 async def restore_goal(
@@ -204,6 +214,8 @@ async def restore_goal(
     row.updated_at = utcnow()
     await plan_written(session, ctx, plan_id)
     await session.flush()
+    for restored in (goal_id, *descendants):
+        emit(session, GoalUpdated(ctx.organization_id, plan_id, restored))
 
 
 async def archive_child(
@@ -214,8 +226,15 @@ async def archive_child(
         return
     now = utcnow()
     row.archived_at = now
+    org = ctx.organization_id
     if model is PlanGoal:
         descendants = await goal_descendants(session, ctx, plan_id, row_id, archived_at=None)
         await writes.set_goals_archived(session, descendants, now)
+        for archived in (row_id, *descendants):
+            emit(session, GoalDeleted(org, plan_id, archived))
+    elif model is PlanMilestone:
+        emit(session, MilestoneDeleted(org, plan_id, row_id))
+    elif model is PlanTask:
+        emit(session, TaskDeleted(org, plan_id, row_id))
     await plan_written(session, ctx, plan_id)
     await session.flush()

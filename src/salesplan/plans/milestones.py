@@ -12,10 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import today, utcnow
+from salesplan.kit.events import emit
 from salesplan.models.plans import Plan, PlanMilestone
 from salesplan.plans import repository as repo
 from salesplan.plans import write_repository as writes
 from salesplan.plans.checks import check_owners, live_child, live_plan, open_patch, plan_written
+from salesplan.plans.events import MilestoneCreated, MilestoneUpdated
 from salesplan.plans.schemas import (
     MilestoneCreate,
     MilestoneReorder,
@@ -58,6 +60,7 @@ async def create_milestone(
     session.add(row)
     await plan_written(session, ctx, plan_id)
     await session.flush()
+    emit(session, MilestoneCreated(ctx.organization_id, plan_id, row.id))
     return row.id
 
 
@@ -93,6 +96,7 @@ async def update_milestone(
     row.updated_at = utcnow()
     await plan_written(session, ctx, plan_id)
     await session.flush()
+    emit(session, MilestoneUpdated(ctx.organization_id, plan_id, milestone_id))
 
 
 async def restore_milestone(
@@ -104,6 +108,7 @@ async def restore_milestone(
         row.updated_at = utcnow()
         await plan_written(session, ctx, plan_id)
         await session.flush()
+        emit(session, MilestoneUpdated(ctx.organization_id, plan_id, milestone_id))
 
 
 async def reorder_milestones(
@@ -128,6 +133,7 @@ async def reorder_milestones(
             live[milestone_id].sort_index = index
             live[milestone_id].updated_at = now
             moved = True
+            emit(session, MilestoneUpdated(ctx.organization_id, plan_id, milestone_id))
     if moved:
         await plan_written(session, ctx, plan_id)
     tree = await fresh_tree(session, ctx, plan_id)

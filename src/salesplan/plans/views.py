@@ -64,6 +64,28 @@ async def milestone_view(
     return tree.milestone(found)
 
 
+async def milestone_view_on(
+    conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID, milestone_id: uuid.UUID
+) -> Obj:
+    """`milestone_view` on a transaction's connection (an archived milestone included)."""
+    row = await repo.one_row(conn, ctx, PlanMilestone, plan_id, milestone_id)
+    if row is None:
+        raise NotFound("Milestone not found.", details={"id": str(milestone_id)})
+    tree = await repo.plan_tree(conn, ctx, plan_id)
+    return tree.milestone(tree.milestone_by_id.get(milestone_id) or milestone_base(row))
+
+
+async def goal_view_on(
+    conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID, goal_id: uuid.UUID
+) -> Obj:
+    """`goal_view` on a transaction's connection (an archived goal included)."""
+    row = await repo.one_row(conn, ctx, PlanGoal, plan_id, goal_id)
+    if row is None:
+        raise NotFound("Goal not found.", details={"id": str(goal_id)})
+    tree = await repo.plan_tree(conn, ctx, plan_id)
+    return tree.goal(tree.goal_by_id.get(goal_id) or goal_base(row))
+
+
 async def goal_view(
     session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, goal_id: uuid.UUID
 ) -> Obj:

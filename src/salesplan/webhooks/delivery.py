@@ -33,7 +33,7 @@ import httpx
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
-from salesplan.webhooks import repository, signing
+from salesplan.webhooks import events, repository, signing
 from salesplan.worker.context import WorkerContext
 
 log = logging.getLogger("salesplan.webhooks")
@@ -324,6 +324,8 @@ async def _attempt(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
             secrets_ = _secrets(dispatcher.ctx, endpoint, utcnow())
         except ValueError:  # a secret that no longer decrypts (the server's key changed)
             return _Result(None, "the signing secret cannot be read")
+        if endpoint.payload == "thin":  # `data` = what names the resource
+            payload = events.thin(payload)
         return await post(
             dispatcher.http(), endpoint.url, str(row.event_id), payload.encode(), secrets_
         )

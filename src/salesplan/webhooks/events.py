@@ -12,6 +12,7 @@ written in two statements, whatever the batch's size."""
 from __future__ import annotations
 
 import inspect
+import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -26,25 +27,12 @@ from salesplan.kit.clock import utcnow
 from salesplan.kit.events import DomainEvent, Resource, ResourceEvent, emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.responses import json_bytes
-from salesplan.webhooks import repository
+from salesplan.webhooks import catalog, repository
 from salesplan.worker.context import JobDue
 
-_RESOURCES = {
-    "account": ("created", "updated", "deleted"),
-    "contact": ("created", "updated", "deleted"),
-    "opportunity": ("created", "updated", "deleted"),
-    "plan": ("created", "updated", "deleted"),
-    "plan_task": ("created", "updated", "completed"),
-    "engage_message": ("sent", "delivered", "bounced", "opened", "clicked", "replied", "failed"),
-    "engage_campaign": ("started", "completed"),
-    "calendar_event": ("created", "updated", "deleted"),
-    "feed_message": ("received",),
-}
-EVENT_TYPES: tuple[str, ...] = tuple(
-    f"{r}.{a}" for r, actions in _RESOURCES.items() for a in actions
-)
-# What an endpoint may subscribe to: a type, or `resource.*` for every type of a resource.
-SUBSCRIBABLE: frozenset[str] = frozenset(EVENT_TYPES) | {f"{r}.*" for r in _RESOURCES}
+EVENT_TYPES: tuple[str, ...] = catalog.EVENT_TYPES
+_KNOWN = frozenset(EVENT_TYPES)
+SUBSCRIBABLE: frozenset[str] = frozenset(catalog.SUBSCRIBABLE)
 
 MAX_BODY_BYTES = 256 * 1024
 # At most one worker wake-up (PostgreSQL NOTIFY) per process in this time.
@@ -82,8 +70,20 @@ def body(type_: str, timestamp: datetime, data: Resource) -> bytes:
     if len(raw) <= MAX_BODY_BYTES:
         return raw
     full = data.model_dump(mode="json", by_alias=True) if isinstance(data, BaseModel) else data
-    short = {k: full[k] for k in ("id", "updatedAt") if k in full} | {"truncated": True}
+    short = {k: full[k] for k in catalog.thin_keys(type_) if k in full} | {"truncated": True}
     return json_bytes({"type": type_, "timestamp": timestamp, "data": short})
+
+
+def thin(payload: str) -> str:
+    """The body a `"payload": "thin"` endpoint receives of a recorded event: `data` keeps only
+    what names the resource (`id`, `updatedAt`), the rest as recorded (the same bytes on every
+    retry)."""
+    event = json.loads(payload)
+    data = event.get("data")
+    if isinstance(data, dict):
+        keys = catalog.thin_keys(str(event.get("type")))
+        event["data"] = {k: data[k] for k in keys if k in data}
+    return json_bytes(event).decode()
 
 
 async def has_subscribers(db: Db, organization_id: uuid.UUID, types: Sequence[str]) -> bool:
@@ -110,7 +110,7 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
     if not batch:
         return 0
     for _, type_, _ in batch:
-        if type_ not in EVENT_TYPES:
+        if type_ not in _KNOWN:
             raise ValueError(f"unknown webhook event type {type_}")
     endpoints = await repository.enabled_endpoints(db, {org for org, _, _ in batch})
     if not endpoints:
@@ -189,7 +189,7 @@ class Recorder:
         self.types: dict[type[ResourceEvent], str] = {}
 
     def on(self, kind: type[ResourceEvent], type_: str) -> None:
-        if type_ not in EVENT_TYPES:
+        if type_ not in _KNOWN:
             raise ValueError(f"unknown webhook event type {type_}")
         self.types[kind] = type_
 

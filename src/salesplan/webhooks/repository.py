@@ -341,6 +341,7 @@ _ENDPOINT_PARTS = (
     E.previous_secret_encrypted,
     E.previous_secret_expires_at,
     E.failing_since,
+    E.payload,
 )
 
 
@@ -373,14 +374,14 @@ async def claim_next(
         return None
     parts = (
         await db.execute(
-            select(*_ENDPOINT_PARTS, V.payload)
+            select(*_ENDPOINT_PARTS, V.payload.label("event_payload"))
             .select_from(ENDPOINTS.join(EVENTS, V.id == row.event_id))
             .where(E.id == endpoint_id)
         )
     ).first()
     if parts is None:
         return None
-    return row, parts, parts.payload
+    return row, parts, parts.event_payload
 
 
 async def claimed_parts(

@@ -100,6 +100,7 @@ async def new_endpoint(
         description=data.description,
         event_types=event_types,
         enabled=data.enabled,
+        payload=data.payload,
         secret_encrypted=signing.seal(settings.signing_key, secret),
     )
     return await EndpointRepository(session, scope).insert(endpoint), secret
@@ -125,6 +126,8 @@ async def update_endpoint(
         fields["url"] = sent["url"]
     if "description" in sent:
         fields["description"] = sent["description"]
+    if "payload" in sent:
+        fields["payload"] = sent["payload"]
     if "enabled" in sent:
         fields["enabled"] = sent["enabled"]
         if sent["enabled"]:  # re-enabled: a fresh start

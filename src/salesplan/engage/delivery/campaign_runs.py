@@ -34,7 +34,7 @@ from salesplan.engage import campaigns as engage_campaigns
 from salesplan.engage import render as merge
 from salesplan.engage.delivery import sequence_repository, windows
 from salesplan.engage.delivery.queue import fail_unrendered, outbox_message
-from salesplan.engage.events import CampaignStarted
+from salesplan.engage.events import CampaignCompleted, CampaignStarted
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
@@ -258,6 +258,8 @@ async def run_campaign_steps(ctx: WorkerContext) -> int:
             if campaign is not None:
                 queued += (await schedule(session, ctx.settings, campaign, batch)).messages
         completed = await sequence_repository.complete_finished(session)
+        for campaign in completed:  # finished by itself: said as a PATCH's completion is
+            emit(session, CampaignCompleted(campaign.organization_id, campaign))
         if queued:
             await wake_worker(session)
-    return len(enrollments) + completed
+    return len(enrollments) + len(completed)

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from salesplan.engage.delivery.schemas import QueueItemOut
-from salesplan.kit.events import DomainEvent, Resource, ResourceEvent
+from salesplan.engage.delivery.schemas import QueueItemOut, SuppressionOut
+from salesplan.kit.events import DomainEvent, Resource, ResourceEvent, RowEvent
 from salesplan.models.engage_delivery import EngageMessage
 
 
@@ -92,3 +92,17 @@ def message_changed(message: EngageMessage, now: datetime) -> MessageEvent | Non
         if getattr(message, stamp, None) == now:
             return kind(message.organization_id, message)
     return None
+
+
+class _SuppressionEvent(RowEvent):
+    schema = SuppressionOut
+
+
+class SuppressionCreated(_SuppressionEvent):
+    """An address was put on the suppression list (`inbound.suppress`, every path's one
+    function: unsubscribe, hard bounce, complaint, a manual addition)."""
+
+
+class SuppressionDeleted(_SuppressionEvent):
+    """An address was taken off the suppression list (the row as it was, rendered when it
+    was deleted)."""

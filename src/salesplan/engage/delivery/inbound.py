@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import repository, sequence_repository
-from salesplan.engage.delivery.events import ReplyReceived, message_changed
+from salesplan.engage.delivery.events import ReplyReceived, SuppressionCreated, message_changed
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
@@ -46,10 +46,10 @@ async def suppress(
     if not address:
         return
     if not await repository.is_suppressed(session, OrgScope(organization_id), address):
-        session.add(
-            EngageSuppression(organization_id=organization_id, email=address, reason=reason)
-        )
+        row = EngageSuppression(organization_id=organization_id, email=address, reason=reason)
+        session.add(row)
         await session.flush()
+        emit(session, SuppressionCreated(organization_id, row))
     # A suppressed contact is never sent to again: campaigns stop writing to the address.
     await sequence_repository.stop_for_address(session, organization_id, address, reason)
 

@@ -295,9 +295,9 @@ async def active_campaign_shared(
     return found
 
 
-async def complete_finished(session: AsyncSession) -> int:
+async def complete_finished(session: AsyncSession) -> list[EngageCampaign]:
     """Active, started campaigns with enrollments, none of them live, and no enrollment job
-    still to run become `completed`."""
+    still to run become `completed`: answers them (as written)."""
     now = utcnow()
     camp = EngageCampaign
     has_any = exists().where(Enrollment.campaign_id == camp.id)
@@ -306,10 +306,11 @@ async def complete_finished(session: AsyncSession) -> int:
         EngageEnrollmentJob.campaign_id == camp.id,
         EngageEnrollmentJob.status.in_(("queued", "running")),
     )
-    result = await session.execute(
+    result = await session.scalars(
         update(camp)
         .where(camp.status == "active", camp.started_at.is_not(None), has_any, ~live, ~running)
         .values(status="completed", updated_at=now)
-        .execution_options(synchronize_session=False)
+        .returning(camp)
+        .execution_options(synchronize_session=False, populate_existing=True)
     )
-    return int(getattr(result, "rowcount", 0) or 0)
+    return list(result.all())

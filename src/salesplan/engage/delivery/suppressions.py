@@ -8,9 +8,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
+from salesplan.engage.delivery.events import SuppressionDeleted
+from salesplan.engage.delivery.schemas import SuppressionOut
 from salesplan.engage.repository import SuppressionRepository
 from salesplan.errors import NotFound
 from salesplan.kit.email import mailbox
+from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.engage import EngageSuppression
@@ -38,4 +41,7 @@ async def delete_suppression(session: AsyncSession, ctx: RequestContext, address
     row = await suppressions.by_address(mailbox(address))
     if row is None:
         raise NotFound("Suppression not found.", details={"address": address})
+    # Rendered now: the row is gone when the unit of work's handlers run.
+    was = SuppressionOut.model_validate(row).model_dump(mode="json", by_alias=True)
     await suppressions.delete(row)
+    emit(session, SuppressionDeleted(ctx.organization_id, was))

@@ -379,6 +379,7 @@ class EndpointIn(ApiObject):
     description: str | None = None
     event_types: list[str] | None = Field(default=None, alias="eventTypes")
     enabled: bool | None = None
+    payload: Literal["snapshot", "thin"] | None = None
 
 
 class EndpointPatch(ApiObject):
@@ -388,6 +389,7 @@ class EndpointPatch(ApiObject):
     description: str | None = None
     event_types: list[str] | None = Field(default=None, alias="eventTypes")
     enabled: bool | None = None
+    payload: Literal["snapshot", "thin"] | None = None
 
 
 class EnrollIn(ApiObject):

@@ -33,6 +33,7 @@ class Endpoint(ApiObject):
     event_types: list[str] = Field(alias="eventTypes")
     enabled: bool
     disabled_reason: str | None = Field(alias="disabledReason")
+    payload: Literal["snapshot", "thin"]
     created_at: AwareDatetime = Field(alias="createdAt")
     updated_at: AwareDatetime = Field(alias="updatedAt")
 
@@ -46,6 +47,7 @@ class EndpointWithSecret(ApiObject):
     event_types: list[str] = Field(alias="eventTypes")
     enabled: bool
     disabled_reason: str | None = Field(alias="disabledReason")
+    payload: Literal["snapshot", "thin"]
     created_at: AwareDatetime = Field(alias="createdAt")
     updated_at: AwareDatetime = Field(alias="updatedAt")
     secret: str
