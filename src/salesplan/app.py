@@ -173,8 +173,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
         app.router.routes.append(Route("/_bench/floor", floor))
 
+    from salesplan.webhooks.catalog import openapi_webhooks
+
     def openapi() -> dict[str, Any]:
-        return build_openapi(app)
+        return build_openapi(app, extend=openapi_webhooks)
 
     app.openapi = openapi  # type: ignore[method-assign]
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
@@ -350,7 +351,11 @@ def collect_requirements(routers: list[APIRouter]) -> dict[str, Requirement | No
     return found
 
 
-def build_openapi(app: FastAPI) -> dict[str, Any]:
+def build_openapi(
+    app: FastAPI, extend: Callable[[dict[str, Any]], None] | None = None
+) -> dict[str, Any]:
+    """The document; `extend` adds to it (the `webhooks` section) before the components get
+    their published names, so that its `$ref`s follow them."""
     if app.openapi_schema:
         return app.openapi_schema
     schema = get_openapi(
@@ -419,6 +424,8 @@ def build_openapi(app: FastAPI) -> dict[str, Any]:
                 if status[:1] in ("4", "5") and "content" not in response:
                     response.update(ref)
             _response_headers(operation, requirement)
+    if extend is not None:
+        extend(schema)
     _rename_components(schema, SEED_COMPONENTS | _qualified_names(schemas))
     _free_form_objects(schema)
     app.openapi_schema = schema

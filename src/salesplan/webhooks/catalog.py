@@ -339,4 +339,5 @@ def _enum_event_types(schema: Any, enum: list[str]) -> None:
         if isinstance(items, dict):
             items.pop("maxLength", None)
             items.pop("minLength", None)
+            items.pop("pattern", None)
             items["enum"] = enum

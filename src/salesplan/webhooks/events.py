@@ -173,6 +173,39 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
     return len(delivery_rows)
 
 
+async def record_for_endpoint(
+    db: Db,
+    organization_id: uuid.UUID,
+    endpoint_id: uuid.UUID,
+    type_: str,
+    data: Resource,
+    now: datetime,
+) -> uuid.UUID:
+    """One event for one endpoint alone, due now, whatever its `eventTypes` (a test event);
+    answers the event's id. The caller wakes the worker."""
+    event_id = uuid7()
+    event = {
+        "id": event_id,
+        "organization_id": organization_id,
+        "type": type_,
+        "payload": body(type_, now, data).decode(),
+        "created_at": now,
+    }
+    delivery = {
+        "id": uuid7(),
+        "organization_id": organization_id,
+        "endpoint_id": endpoint_id,
+        "event_id": event_id,
+        "status": "pending",
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    await repository.insert_events(db, [event], [delivery])
+    return event_id
+
+
 def _dialect(db: Db) -> str:
     bind = db.bind if isinstance(db, AsyncSession) else db
     return bind.dialect.name if bind is not None else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
@@ -14,16 +14,20 @@ from salesplan.config import Settings
 from salesplan.db import SessionDep
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response
-from salesplan.kit.schemas import ListResponse
+from salesplan.kit.schemas import ListResponse, PaginationMeta
 from salesplan.webhooks import service
 from salesplan.webhooks.schemas import (
+    AttemptDetailOut,
     AttemptOut,
+    DeliveryStatus,
     EndpointIn,
     EndpointOut,
     EndpointPatch,
     EndpointWithSecret,
+    EventTypeOut,
     ReplayIn,
     ReplayOut,
+    TestSent,
 )
 
 router = APIRouter(tags=["webhooks"])
@@ -143,10 +147,64 @@ async def list_webhook_attempts(
     session: SessionDep,
     codec: CursorCodecDep,
     params: AttemptParams,
+    status: Annotated[DeliveryStatus | None, Query(description="Only deliveries in it.")] = None,
+    eventType: Annotated[
+        str | None,
+        Query(max_length=64, description="Only events of this type (or `resource.*`)."),
+    ] = None,
 ) -> Response:
-    """Each event's delivery to the endpoint: status, attempts, last status, next attempt."""
-    rows, meta = await service.list_attempts(session, ctx, endpointId, params, codec)
+    """Each event's delivery to the endpoint: status, attempts, last status, next attempt;
+    filtered by `status` and `eventType`."""
+    rows, meta = await service.list_attempts(
+        session, ctx, endpointId, params, codec, status=status, event_type=eventType
+    )
     return page_response(AttemptOut, [dict(r._mapping) for r in rows], meta)
+
+
+@router.get(
+    "/endpoints/{endpointId}/attempts/{eventId}",
+    operation_id="getWebhookAttempt",
+    response_model=AttemptDetailOut,
+    summary="Read an event's delivery to an endpoint, with every try",
+)
+async def get_webhook_attempt(
+    endpointId: uuid.UUID, eventId: uuid.UUID, ctx: Read, session: SessionDep
+) -> Response:
+    """The event as the endpoint receives it and every try `{at, statusCode, durationMs,
+    error}`, oldest first; `error` is in our own words (`timeout after 15 s`, `connection
+    refused`, `HTTP 500`, …), never the receiver's body."""
+    return json_response(await service.attempt_history(session, ctx, endpointId, eventId))
+
+
+@router.post(
+    "/endpoints/{endpointId}/test",
+    operation_id="testWebhookEndpoint",
+    status_code=202,
+    response_model=TestSent,
+    summary="Send a test event to an endpoint",
+)
+async def test_webhook_endpoint(endpointId: uuid.UUID, ctx: Write, session: SessionDep) -> Response:
+    """Send a signed `webhook.test` event to the endpoint now (whatever its `eventTypes`); its
+    delivery is in the attempts like any other."""
+    event_id = await service.send_test(session, ctx, endpointId)
+    return json_response(TestSent(event_id=event_id), 202)
+
+
+@router.get(
+    "/event-types",
+    operation_id="listWebhookEventTypes",
+    response_model=ListResponse[EventTypeOut],
+    summary="List the webhook event types",
+)
+async def list_webhook_event_types(ctx: Read, request: Request) -> Response:
+    """Every event `type` with a one-line description and its `data` schema (a `$ref` into
+    this OpenAPI document, whose `webhooks` section carries each event)."""
+    url = f"{request.app.openapi_url}"
+    types = service.event_types(request.app.openapi(), url)
+    meta = PaginationMeta(
+        has_next_page=False, total_count=len(types), page=1, page_size=len(types), total_pages=1
+    )
+    return page_response(EventTypeOut, types, meta)
 
 
 @router.post(

@@ -96,10 +96,6 @@ class EventTypeOut(ApiModel):
     )
 
 
-class EventTypeList(ApiModel):
-    data: list[EventTypeOut]
-
-
 class WebhookTestData(ApiModel):
     """`data` of a `webhook.test` event."""
 

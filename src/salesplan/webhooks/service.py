@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
-from salesplan.errors import Conflict, Unprocessable
+from salesplan.errors import Conflict, NotFound, Unprocessable, ValidationFailed
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams
@@ -22,10 +22,19 @@ from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope
 from salesplan.models.webhooks import WebhookEndpoint
-from salesplan.webhooks import repository, signing
-from salesplan.webhooks.events import SUBSCRIBABLE
+from salesplan.webhooks import attempts_repository, signing
+from salesplan.webhooks.catalog import CATALOG, TEST_TYPE
+from salesplan.webhooks.events import SUBSCRIBABLE, record_for_endpoint, thin
 from salesplan.webhooks.repository import EndpointRepository
-from salesplan.webhooks.schemas import EndpointIn, EndpointPatch
+from salesplan.webhooks.schemas import (
+    AttemptDetailOut,
+    EndpointIn,
+    EndpointPatch,
+    EventBody,
+    EventTypeOut,
+    TryOut,
+    WebhookTestData,
+)
 from salesplan.worker.context import wake_worker
 
 ROTATION_OVERLAP = timedelta(hours=24)
@@ -185,10 +194,85 @@ async def list_attempts(
     endpoint_id: uuid.UUID,
     params: ListParams,
     codec: CursorCodec,
+    *,
+    status: str | None = None,
+    event_type: str | None = None,
 ) -> tuple[list[Any], PaginationMeta]:
+    """The endpoint's deliveries, newest last; `status` and `eventType` (a type, or
+    `resource.*`; anything else is a 400) filter them."""
+    if event_type is not None and event_type not in SUBSCRIBABLE:
+        raise ValidationFailed.at(["query", "eventType"], f"Unknown event type {event_type}.")
     await check_admin(session, ctx)
     await EndpointRepository(session, ctx).get(endpoint_id)
-    return await repository.attempts_page(session, ctx, endpoint_id, params, codec)
+    return await attempts_repository.attempts_page(
+        session, ctx, endpoint_id, params, codec, status=status, event_type=event_type
+    )
+
+
+async def attempt_history(
+    session: AsyncSession, ctx: RequestContext, endpoint_id: uuid.UUID, event_id: uuid.UUID
+) -> AttemptDetailOut:
+    """An event's delivery to the endpoint: the event as the endpoint receives it and every
+    try `{at, statusCode, durationMs, error}`, oldest first. An event the endpoint never had
+    (or another organization's) is a 404."""
+    await check_admin(session, ctx)
+    endpoint = await EndpointRepository(session, ctx).get(endpoint_id)
+    found = await attempts_repository.attempt(session, ctx, endpoint_id, event_id)
+    if found is None:
+        raise NotFound("Event not found for this endpoint.", details={"id": str(event_id)})
+    delivery, tries = found
+    payload = thin(delivery.payload) if endpoint.payload == "thin" else delivery.payload
+    return AttemptDetailOut(
+        event_id=delivery.event_id,
+        type=delivery.type,
+        status=delivery.status,
+        attempts=delivery.attempts,
+        last_status_code=delivery.last_status_code,
+        next_attempt_at=delivery.next_attempt_at,
+        event=EventBody.model_validate_json(payload),
+        tries=[TryOut.model_validate(t) for t in tries],
+    )
+
+
+async def send_test(
+    session: AsyncSession, ctx: RequestContext, endpoint_id: uuid.UUID
+) -> uuid.UUID:
+    """Queue a signed `webhook.test` event for the endpoint alone, due now (whatever its
+    `eventTypes`); answers the event's id. A disabled endpoint sends nothing: 422."""
+    await check_admin(session, ctx)
+    endpoint = await EndpointRepository(session, ctx).get(endpoint_id)
+    if not endpoint.enabled:
+        raise Unprocessable(
+            "The endpoint is disabled; enable it before sending a test event.",
+            details={"reason": "endpoint_disabled"},
+        )
+    now = utcnow()
+    data = WebhookTestData(
+        endpoint_id=endpoint.id,
+        message="A test event: this endpoint receives Salesplan's webhooks.",
+        created_at=now,
+    )
+    event_id = await record_for_endpoint(
+        session, endpoint.organization_id, endpoint.id, TEST_TYPE, data, now
+    )
+    await wake_worker(session)
+    return event_id
+
+
+def event_types(document: dict[str, Any], openapi_url: str) -> list[EventTypeOut]:
+    """Every event type with its description and its `data` schema, a `$ref` into the OpenAPI
+    document (the one its `webhooks` section uses)."""
+    section = document.get("webhooks", {})
+    found = []
+    for entry in CATALOG:
+        body = section[entry.name]["post"]["requestBody"]["content"]["application/json"]
+        ref = str(body["schema"]["properties"]["data"]["$ref"])
+        found.append(
+            EventTypeOut(
+                type=entry.name, description=entry.description, schema_={"$ref": openapi_url + ref}
+            )
+        )
+    return found
 
 
 async def replay(
@@ -200,7 +284,7 @@ async def replay(
     `conflict` (`details.reason: "replay_in_progress"`)."""
     await check_admin(session, ctx)
     endpoint = await EndpointRepository(session, ctx).get(endpoint_id, for_update=True)
-    if await repository.replay_running(session, ctx, endpoint.id):
+    if await attempts_repository.replay_running(session, ctx, endpoint.id):
         raise Conflict(
             "A replay of this endpoint is still in progress; try again when it has finished.",
             details={"reason": "replay_in_progress"},
@@ -209,7 +293,7 @@ async def replay(
         since = max(since, endpoint.created_at)
     except OverflowError:  # an offset that moves `since` out of the representable range
         since = endpoint.created_at
-    queued = await repository.replay(session, ctx, endpoint, since, utcnow())
+    queued = await attempts_repository.replay(session, ctx, endpoint, since, utcnow())
     if queued:
         await wake_worker(session)
     return queued

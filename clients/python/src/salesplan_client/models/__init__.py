@@ -85,6 +85,7 @@ from salesplan_client.models.common import (
     TemplateIn,
     TemplatePatch,
     TranscriptIn,
+    WebhookTestData,
 )
 from salesplan_client.models.engage_campaigns import (
     BulkCampaigns,
@@ -141,7 +142,17 @@ from salesplan_client.models.relationship_maps import (
     MapContact,
     MapContactPerson,
 )
-from salesplan_client.models.webhooks import Attempt, Endpoint, EndpointWithSecret, Replay
+from salesplan_client.models.webhooks import (
+    Attempt,
+    AttemptDetail,
+    Endpoint,
+    EndpointWithSecret,
+    EventBody,
+    EventType,
+    Replay,
+    TestSent,
+    Try,
+)
 
 __all__ = [
     "Account",
@@ -154,6 +165,7 @@ __all__ = [
     "Artifacts",
     "ArtifactsIn",
     "Attempt",
+    "AttemptDetail",
     "Attendee",
     "AttendeeIn",
     "AttentionItem",
@@ -192,7 +204,9 @@ __all__ = [
     "ErrorEnvelope",
     "ErrorEnvelopeError",
     "Event",
+    "EventBody",
     "EventPatch",
+    "EventType",
     "FeedAnalytics",
     "FeedAuthor",
     "FeedMessage",
@@ -283,7 +297,10 @@ __all__ = [
     "Template",
     "TemplateIn",
     "TemplatePatch",
+    "TestSent",
     "Totals",
     "Transcript",
     "TranscriptIn",
+    "Try",
+    "WebhookTestData",
 ]

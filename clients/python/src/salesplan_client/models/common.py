@@ -83,6 +83,7 @@ __all__ = [
     "TemplateIn",
     "TemplatePatch",
     "TranscriptIn",
+    "WebhookTestData",
 ]
 
 
@@ -377,7 +378,64 @@ class EndpointIn(ApiObject):
 
     url: str
     description: str | None = None
-    event_types: list[str] | None = Field(default=None, alias="eventTypes")
+    event_types: (
+        list[
+            Literal[
+                "account.created",
+                "account.updated",
+                "account.deleted",
+                "contact.created",
+                "contact.updated",
+                "contact.deleted",
+                "opportunity.created",
+                "opportunity.updated",
+                "opportunity.deleted",
+                "plan.created",
+                "plan.updated",
+                "plan.deleted",
+                "plan_milestone.created",
+                "plan_milestone.updated",
+                "plan_milestone.deleted",
+                "plan_goal.created",
+                "plan_goal.updated",
+                "plan_goal.deleted",
+                "plan_task.created",
+                "plan_task.updated",
+                "plan_task.completed",
+                "plan_task.deleted",
+                "engage_message.sent",
+                "engage_message.delivered",
+                "engage_message.bounced",
+                "engage_message.opened",
+                "engage_message.clicked",
+                "engage_message.replied",
+                "engage_message.failed",
+                "engage_campaign.started",
+                "engage_campaign.completed",
+                "engage_suppression.created",
+                "engage_suppression.deleted",
+                "calendar_event.created",
+                "calendar_event.updated",
+                "calendar_event.deleted",
+                "feed_message.received",
+                "webhook.test",
+                "account.*",
+                "contact.*",
+                "opportunity.*",
+                "plan.*",
+                "plan_milestone.*",
+                "plan_goal.*",
+                "plan_task.*",
+                "engage_message.*",
+                "engage_campaign.*",
+                "engage_suppression.*",
+                "calendar_event.*",
+                "feed_message.*",
+                "webhook.*",
+            ]
+        ]
+        | None
+    ) = Field(default=None, alias="eventTypes")
     enabled: bool | None = None
     payload: Literal["snapshot", "thin"] | None = None
 
@@ -387,7 +445,64 @@ class EndpointPatch(ApiObject):
 
     url: str | None = None
     description: str | None = None
-    event_types: list[str] | None = Field(default=None, alias="eventTypes")
+    event_types: (
+        list[
+            Literal[
+                "account.created",
+                "account.updated",
+                "account.deleted",
+                "contact.created",
+                "contact.updated",
+                "contact.deleted",
+                "opportunity.created",
+                "opportunity.updated",
+                "opportunity.deleted",
+                "plan.created",
+                "plan.updated",
+                "plan.deleted",
+                "plan_milestone.created",
+                "plan_milestone.updated",
+                "plan_milestone.deleted",
+                "plan_goal.created",
+                "plan_goal.updated",
+                "plan_goal.deleted",
+                "plan_task.created",
+                "plan_task.updated",
+                "plan_task.completed",
+                "plan_task.deleted",
+                "engage_message.sent",
+                "engage_message.delivered",
+                "engage_message.bounced",
+                "engage_message.opened",
+                "engage_message.clicked",
+                "engage_message.replied",
+                "engage_message.failed",
+                "engage_campaign.started",
+                "engage_campaign.completed",
+                "engage_suppression.created",
+                "engage_suppression.deleted",
+                "calendar_event.created",
+                "calendar_event.updated",
+                "calendar_event.deleted",
+                "feed_message.received",
+                "webhook.test",
+                "account.*",
+                "contact.*",
+                "opportunity.*",
+                "plan.*",
+                "plan_milestone.*",
+                "plan_goal.*",
+                "plan_task.*",
+                "engage_message.*",
+                "engage_campaign.*",
+                "engage_suppression.*",
+                "calendar_event.*",
+                "feed_message.*",
+                "webhook.*",
+            ]
+        ]
+        | None
+    ) = Field(default=None, alias="eventTypes")
     enabled: bool | None = None
     payload: Literal["snapshot", "thin"] | None = None
 
@@ -919,3 +1034,11 @@ class TemplatePatch(ApiObject):
     subject: str | None = None
     body: str | None = None
     body_html: str | None = Field(default=None, alias="bodyHtml")
+
+
+class WebhookTestData(ApiObject):
+    """`data` of a `webhook.test` event."""
+
+    endpoint_id: str = Field(alias="endpointId")
+    message: str
+    created_at: AwareDatetime = Field(alias="createdAt")

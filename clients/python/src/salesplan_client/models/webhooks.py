@@ -4,13 +4,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field
 
 from salesplan_client._models import ApiObject
 
-__all__ = ["Attempt", "Endpoint", "EndpointWithSecret", "Replay"]
+__all__ = [
+    "Attempt",
+    "AttemptDetail",
+    "Endpoint",
+    "EndpointWithSecret",
+    "EventBody",
+    "EventType",
+    "Replay",
+    "TestSent",
+    "Try",
+]
 
 
 class Attempt(ApiObject):
@@ -24,13 +34,102 @@ class Attempt(ApiObject):
     next_attempt_at: AwareDatetime | None = Field(alias="nextAttemptAt")
 
 
+class EventBody(ApiObject):
+    """The event as it is sent: `{"type", "timestamp", "data"}` (`data` thin or not, as the
+    endpoint receives it).
+    """
+
+    type: str
+    timestamp: AwareDatetime
+    data: dict[str, Any]
+
+
+class Try(ApiObject):
+    """One try of a delivery. `error` is our own words (`timeout after 15 s`, `connection
+    refused`, `TLS handshake failed`, `redirect not followed`, `destination not allowed`,
+    `HTTP 500`, …), never the receiver's body; null when it was delivered.
+    """
+
+    at: AwareDatetime
+    status_code: int | None = Field(alias="statusCode")
+    duration_ms: int = Field(alias="durationMs")
+    error: str | None
+
+
+class AttemptDetail(ApiObject):
+    """An event's delivery to an endpoint with every try, oldest first."""
+
+    event_id: str = Field(alias="eventId")
+    type: str
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int
+    last_status_code: int | None = Field(alias="lastStatusCode")
+    next_attempt_at: AwareDatetime | None = Field(alias="nextAttemptAt")
+    event: EventBody
+    tries: list[Try]
+
+
 class Endpoint(ApiObject):
     """EndpointOut"""
 
     id: str
     url: str
     description: str | None
-    event_types: list[str] = Field(alias="eventTypes")
+    event_types: list[
+        Literal[
+            "account.created",
+            "account.updated",
+            "account.deleted",
+            "contact.created",
+            "contact.updated",
+            "contact.deleted",
+            "opportunity.created",
+            "opportunity.updated",
+            "opportunity.deleted",
+            "plan.created",
+            "plan.updated",
+            "plan.deleted",
+            "plan_milestone.created",
+            "plan_milestone.updated",
+            "plan_milestone.deleted",
+            "plan_goal.created",
+            "plan_goal.updated",
+            "plan_goal.deleted",
+            "plan_task.created",
+            "plan_task.updated",
+            "plan_task.completed",
+            "plan_task.deleted",
+            "engage_message.sent",
+            "engage_message.delivered",
+            "engage_message.bounced",
+            "engage_message.opened",
+            "engage_message.clicked",
+            "engage_message.replied",
+            "engage_message.failed",
+            "engage_campaign.started",
+            "engage_campaign.completed",
+            "engage_suppression.created",
+            "engage_suppression.deleted",
+            "calendar_event.created",
+            "calendar_event.updated",
+            "calendar_event.deleted",
+            "feed_message.received",
+            "webhook.test",
+            "account.*",
+            "contact.*",
+            "opportunity.*",
+            "plan.*",
+            "plan_milestone.*",
+            "plan_goal.*",
+            "plan_task.*",
+            "engage_message.*",
+            "engage_campaign.*",
+            "engage_suppression.*",
+            "calendar_event.*",
+            "feed_message.*",
+            "webhook.*",
+        ]
+    ] = Field(alias="eventTypes")
     enabled: bool
     disabled_reason: str | None = Field(alias="disabledReason")
     payload: Literal["snapshot", "thin"]
@@ -44,7 +143,61 @@ class EndpointWithSecret(ApiObject):
     id: str
     url: str
     description: str | None
-    event_types: list[str] = Field(alias="eventTypes")
+    event_types: list[
+        Literal[
+            "account.created",
+            "account.updated",
+            "account.deleted",
+            "contact.created",
+            "contact.updated",
+            "contact.deleted",
+            "opportunity.created",
+            "opportunity.updated",
+            "opportunity.deleted",
+            "plan.created",
+            "plan.updated",
+            "plan.deleted",
+            "plan_milestone.created",
+            "plan_milestone.updated",
+            "plan_milestone.deleted",
+            "plan_goal.created",
+            "plan_goal.updated",
+            "plan_goal.deleted",
+            "plan_task.created",
+            "plan_task.updated",
+            "plan_task.completed",
+            "plan_task.deleted",
+            "engage_message.sent",
+            "engage_message.delivered",
+            "engage_message.bounced",
+            "engage_message.opened",
+            "engage_message.clicked",
+            "engage_message.replied",
+            "engage_message.failed",
+            "engage_campaign.started",
+            "engage_campaign.completed",
+            "engage_suppression.created",
+            "engage_suppression.deleted",
+            "calendar_event.created",
+            "calendar_event.updated",
+            "calendar_event.deleted",
+            "feed_message.received",
+            "webhook.test",
+            "account.*",
+            "contact.*",
+            "opportunity.*",
+            "plan.*",
+            "plan_milestone.*",
+            "plan_goal.*",
+            "plan_task.*",
+            "engage_message.*",
+            "engage_campaign.*",
+            "engage_suppression.*",
+            "calendar_event.*",
+            "feed_message.*",
+            "webhook.*",
+        ]
+    ] = Field(alias="eventTypes")
     enabled: bool
     disabled_reason: str | None = Field(alias="disabledReason")
     payload: Literal["snapshot", "thin"]
@@ -53,7 +206,21 @@ class EndpointWithSecret(ApiObject):
     secret: str
 
 
+class EventType(ApiObject):
+    """EventTypeOut"""
+
+    type: str
+    description: str
+    schema_: dict[str, str] = Field(alias="schema")
+
+
 class Replay(ApiObject):
     """ReplayOut"""
 
     queued: int
+
+
+class TestSent(ApiObject):
+    """TestSent"""
+
+    event_id: str = Field(alias="eventId")

@@ -397,6 +397,9 @@ METHODS: dict[str, str] = {
     "deleteWebhookEndpoint": "webhooks.endpoints.delete",
     "rotateWebhookEndpointSecret": "webhooks.endpoints.rotate_secret",
     "listWebhookAttempts": "webhooks.attempts.list",
+    "getWebhookAttempt": "webhooks.attempts.get",
+    "testWebhookEndpoint": "webhooks.endpoints.test",
+    "listWebhookEventTypes": "webhooks.event_types.list",
     "replayWebhookEvents": "webhooks.replay_events",
 }
 LIST_ALL: dict[str, str] = {

@@ -22,6 +22,9 @@ _CREATE_WEBHOOK_ENDPOINT = Operation(
 _DELETE_WEBHOOK_ENDPOINT = Operation(
     "deleteWebhookEndpoint", "DELETE", "/api/v1/webhooks/endpoints/{endpointId}"
 )
+_GET_WEBHOOK_ATTEMPT = Operation(
+    "getWebhookAttempt", "GET", "/api/v1/webhooks/endpoints/{endpointId}/attempts/{eventId}"
+)
 _GET_WEBHOOK_ENDPOINT = Operation(
     "getWebhookEndpoint", "GET", "/api/v1/webhooks/endpoints/{endpointId}"
 )
@@ -29,11 +32,17 @@ _LIST_WEBHOOK_ATTEMPTS = Operation(
     "listWebhookAttempts", "GET", "/api/v1/webhooks/endpoints/{endpointId}/attempts"
 )
 _LIST_WEBHOOK_ENDPOINTS = Operation("listWebhookEndpoints", "GET", "/api/v1/webhooks/endpoints")
+_LIST_WEBHOOK_EVENT_TYPES = Operation(
+    "listWebhookEventTypes", "GET", "/api/v1/webhooks/event-types"
+)
 _REPLAY_WEBHOOK_EVENTS = Operation(
     "replayWebhookEvents", "POST", "/api/v1/webhooks/endpoints/{endpointId}/replay", body="json"
 )
 _ROTATE_WEBHOOK_ENDPOINT_SECRET = Operation(
     "rotateWebhookEndpointSecret", "POST", "/api/v1/webhooks/endpoints/{endpointId}/rotate-secret"
+)
+_TEST_WEBHOOK_ENDPOINT = Operation(
+    "testWebhookEndpoint", "POST", "/api/v1/webhooks/endpoints/{endpointId}/test"
 )
 _UPDATE_WEBHOOK_ENDPOINT = Operation(
     "updateWebhookEndpoint", "PATCH", "/api/v1/webhooks/endpoints/{endpointId}", body="json"
@@ -109,7 +118,62 @@ class WebhooksEndpoints(SyncResource):
         *,
         url: str,
         description: str | NotGiven | None = NOT_GIVEN,
-        event_types: Sequence[str] | NotGiven = NOT_GIVEN,
+        event_types: Sequence[
+            Literal[
+                "account.created",
+                "account.updated",
+                "account.deleted",
+                "contact.created",
+                "contact.updated",
+                "contact.deleted",
+                "opportunity.created",
+                "opportunity.updated",
+                "opportunity.deleted",
+                "plan.created",
+                "plan.updated",
+                "plan.deleted",
+                "plan_milestone.created",
+                "plan_milestone.updated",
+                "plan_milestone.deleted",
+                "plan_goal.created",
+                "plan_goal.updated",
+                "plan_goal.deleted",
+                "plan_task.created",
+                "plan_task.updated",
+                "plan_task.completed",
+                "plan_task.deleted",
+                "engage_message.sent",
+                "engage_message.delivered",
+                "engage_message.bounced",
+                "engage_message.opened",
+                "engage_message.clicked",
+                "engage_message.replied",
+                "engage_message.failed",
+                "engage_campaign.started",
+                "engage_campaign.completed",
+                "engage_suppression.created",
+                "engage_suppression.deleted",
+                "calendar_event.created",
+                "calendar_event.updated",
+                "calendar_event.deleted",
+                "feed_message.received",
+                "webhook.test",
+                "account.*",
+                "contact.*",
+                "opportunity.*",
+                "plan.*",
+                "plan_milestone.*",
+                "plan_goal.*",
+                "plan_task.*",
+                "engage_message.*",
+                "engage_campaign.*",
+                "engage_suppression.*",
+                "calendar_event.*",
+                "feed_message.*",
+                "webhook.*",
+            ]
+        ]
+        | NotGiven = NOT_GIVEN,
         enabled: bool | NotGiven = NOT_GIVEN,
         payload: Literal["snapshot", "thin"] | NotGiven = NOT_GIVEN,
         organization_id: str | UUID | None = None,
@@ -168,7 +232,62 @@ class WebhooksEndpoints(SyncResource):
         *,
         url: str | NotGiven = NOT_GIVEN,
         description: str | NotGiven | None = NOT_GIVEN,
-        event_types: Sequence[str] | NotGiven = NOT_GIVEN,
+        event_types: Sequence[
+            Literal[
+                "account.created",
+                "account.updated",
+                "account.deleted",
+                "contact.created",
+                "contact.updated",
+                "contact.deleted",
+                "opportunity.created",
+                "opportunity.updated",
+                "opportunity.deleted",
+                "plan.created",
+                "plan.updated",
+                "plan.deleted",
+                "plan_milestone.created",
+                "plan_milestone.updated",
+                "plan_milestone.deleted",
+                "plan_goal.created",
+                "plan_goal.updated",
+                "plan_goal.deleted",
+                "plan_task.created",
+                "plan_task.updated",
+                "plan_task.completed",
+                "plan_task.deleted",
+                "engage_message.sent",
+                "engage_message.delivered",
+                "engage_message.bounced",
+                "engage_message.opened",
+                "engage_message.clicked",
+                "engage_message.replied",
+                "engage_message.failed",
+                "engage_campaign.started",
+                "engage_campaign.completed",
+                "engage_suppression.created",
+                "engage_suppression.deleted",
+                "calendar_event.created",
+                "calendar_event.updated",
+                "calendar_event.deleted",
+                "feed_message.received",
+                "webhook.test",
+                "account.*",
+                "contact.*",
+                "opportunity.*",
+                "plan.*",
+                "plan_milestone.*",
+                "plan_goal.*",
+                "plan_task.*",
+                "engage_message.*",
+                "engage_campaign.*",
+                "engage_suppression.*",
+                "calendar_event.*",
+                "feed_message.*",
+                "webhook.*",
+            ]
+        ]
+        | NotGiven = NOT_GIVEN,
         enabled: bool | NotGiven = NOT_GIVEN,
         payload: Literal["snapshot", "thin"] | NotGiven = NOT_GIVEN,
         organization_id: str | UUID | None = None,
@@ -246,6 +365,30 @@ class WebhooksEndpoints(SyncResource):
             ),
         )
 
+    def test(
+        self,
+        endpoint_id: str | UUID,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.TestSent:
+        """Send a test event to an endpoint.
+
+        `POST /api/v1/webhooks/endpoints/{endpointId}/test` (testWebhookEndpoint).
+        """
+        return cast(
+            "models.TestSent",
+            self._client.request(
+                _TEST_WEBHOOK_ENDPOINT,
+                models.TestSent,
+                path={"endpointId": endpoint_id},
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
 
 class WebhooksEndpointsWithRawResponse:
     def __init__(self, resource: WebhooksEndpoints) -> None:
@@ -255,6 +398,7 @@ class WebhooksEndpointsWithRawResponse:
         self.update = to_raw(resource.update)
         self.delete = to_raw(resource.delete)
         self.rotate_secret = to_raw(resource.rotate_secret)
+        self.test = to_raw(resource.test)
 
 
 class WebhooksAttempts(SyncResource):
@@ -262,6 +406,8 @@ class WebhooksAttempts(SyncResource):
         self,
         endpoint_id: str | UUID,
         *,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        event_type: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
         page: int | None = None,
@@ -284,6 +430,8 @@ class WebhooksAttempts(SyncResource):
                 Page[models.Attempt],
                 path={"endpointId": endpoint_id},
                 query={
+                    "status": status,
+                    "eventType": event_type,
                     "limit": limit,
                     "cursor": cursor,
                     "page": page,
@@ -302,6 +450,8 @@ class WebhooksAttempts(SyncResource):
         self,
         endpoint_id: str | UUID,
         *,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        event_type: str | None = None,
         sort_by: Literal["createdAt"] | None = None,
         order: Literal["asc", "desc"] | None = None,
         search: str | None = None,
@@ -318,16 +468,77 @@ class WebhooksAttempts(SyncResource):
             _LIST_WEBHOOK_ATTEMPTS,
             Page[models.Attempt],
             path={"endpointId": endpoint_id},
-            query={"sortBy": sort_by, "order": order, "search": search},
+            query={
+                "status": status,
+                "eventType": event_type,
+                "sortBy": sort_by,
+                "order": order,
+                "search": search,
+            },
             headers={"X-Organization-Id": organization_id},
             limit=limit,
             extra_headers=extra_headers,
             timeout=timeout,
         )
 
+    def get(
+        self,
+        endpoint_id: str | UUID,
+        event_id: str | UUID,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.AttemptDetail:
+        """Read an event's delivery to an endpoint, with every try.
+
+        `GET /api/v1/webhooks/endpoints/{endpointId}/attempts/{eventId}` (getWebhookAttempt).
+        """
+        return cast(
+            "models.AttemptDetail",
+            self._client.request(
+                _GET_WEBHOOK_ATTEMPT,
+                models.AttemptDetail,
+                path={"endpointId": endpoint_id, "eventId": event_id},
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
 
 class WebhooksAttemptsWithRawResponse:
     def __init__(self, resource: WebhooksAttempts) -> None:
+        self.list = to_raw(resource.list)
+        self.get = to_raw(resource.get)
+
+
+class WebhooksEventTypes(SyncResource):
+    def list(
+        self,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> Page[models.EventType]:
+        """List the webhook event types.
+
+        `GET /api/v1/webhooks/event-types` (listWebhookEventTypes).
+        """
+        return cast(
+            "Page[models.EventType]",
+            self._client.request(
+                _LIST_WEBHOOK_EVENT_TYPES,
+                Page[models.EventType],
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
+
+class WebhooksEventTypesWithRawResponse:
+    def __init__(self, resource: WebhooksEventTypes) -> None:
         self.list = to_raw(resource.list)
 
 
@@ -336,6 +547,7 @@ class Webhooks(SyncResource):
         super().__init__(client)
         self.endpoints = WebhooksEndpoints(client)
         self.attempts = WebhooksAttempts(client)
+        self.event_types = WebhooksEventTypes(client)
 
     def replay_events(
         self,
@@ -369,3 +581,4 @@ class WebhooksWithRawResponse:
         self.replay_events = to_raw(resource.replay_events)
         self.endpoints = WebhooksEndpointsWithRawResponse(resource.endpoints)
         self.attempts = WebhooksAttemptsWithRawResponse(resource.attempts)
+        self.event_types = WebhooksEventTypesWithRawResponse(resource.event_types)

@@ -18,11 +18,14 @@ from salesplan_client._resource import AsyncResource, to_raw_async
 from salesplan_client.resources.webhooks import (
     _CREATE_WEBHOOK_ENDPOINT,
     _DELETE_WEBHOOK_ENDPOINT,
+    _GET_WEBHOOK_ATTEMPT,
     _GET_WEBHOOK_ENDPOINT,
     _LIST_WEBHOOK_ATTEMPTS,
     _LIST_WEBHOOK_ENDPOINTS,
+    _LIST_WEBHOOK_EVENT_TYPES,
     _REPLAY_WEBHOOK_EVENTS,
     _ROTATE_WEBHOOK_ENDPOINT_SECRET,
+    _TEST_WEBHOOK_ENDPOINT,
     _UPDATE_WEBHOOK_ENDPOINT,
 )
 
@@ -96,7 +99,62 @@ class AsyncWebhooksEndpoints(AsyncResource):
         *,
         url: str,
         description: str | NotGiven | None = NOT_GIVEN,
-        event_types: Sequence[str] | NotGiven = NOT_GIVEN,
+        event_types: Sequence[
+            Literal[
+                "account.created",
+                "account.updated",
+                "account.deleted",
+                "contact.created",
+                "contact.updated",
+                "contact.deleted",
+                "opportunity.created",
+                "opportunity.updated",
+                "opportunity.deleted",
+                "plan.created",
+                "plan.updated",
+                "plan.deleted",
+                "plan_milestone.created",
+                "plan_milestone.updated",
+                "plan_milestone.deleted",
+                "plan_goal.created",
+                "plan_goal.updated",
+                "plan_goal.deleted",
+                "plan_task.created",
+                "plan_task.updated",
+                "plan_task.completed",
+                "plan_task.deleted",
+                "engage_message.sent",
+                "engage_message.delivered",
+                "engage_message.bounced",
+                "engage_message.opened",
+                "engage_message.clicked",
+                "engage_message.replied",
+                "engage_message.failed",
+                "engage_campaign.started",
+                "engage_campaign.completed",
+                "engage_suppression.created",
+                "engage_suppression.deleted",
+                "calendar_event.created",
+                "calendar_event.updated",
+                "calendar_event.deleted",
+                "feed_message.received",
+                "webhook.test",
+                "account.*",
+                "contact.*",
+                "opportunity.*",
+                "plan.*",
+                "plan_milestone.*",
+                "plan_goal.*",
+                "plan_task.*",
+                "engage_message.*",
+                "engage_campaign.*",
+                "engage_suppression.*",
+                "calendar_event.*",
+                "feed_message.*",
+                "webhook.*",
+            ]
+        ]
+        | NotGiven = NOT_GIVEN,
         enabled: bool | NotGiven = NOT_GIVEN,
         payload: Literal["snapshot", "thin"] | NotGiven = NOT_GIVEN,
         organization_id: str | UUID | None = None,
@@ -155,7 +213,62 @@ class AsyncWebhooksEndpoints(AsyncResource):
         *,
         url: str | NotGiven = NOT_GIVEN,
         description: str | NotGiven | None = NOT_GIVEN,
-        event_types: Sequence[str] | NotGiven = NOT_GIVEN,
+        event_types: Sequence[
+            Literal[
+                "account.created",
+                "account.updated",
+                "account.deleted",
+                "contact.created",
+                "contact.updated",
+                "contact.deleted",
+                "opportunity.created",
+                "opportunity.updated",
+                "opportunity.deleted",
+                "plan.created",
+                "plan.updated",
+                "plan.deleted",
+                "plan_milestone.created",
+                "plan_milestone.updated",
+                "plan_milestone.deleted",
+                "plan_goal.created",
+                "plan_goal.updated",
+                "plan_goal.deleted",
+                "plan_task.created",
+                "plan_task.updated",
+                "plan_task.completed",
+                "plan_task.deleted",
+                "engage_message.sent",
+                "engage_message.delivered",
+                "engage_message.bounced",
+                "engage_message.opened",
+                "engage_message.clicked",
+                "engage_message.replied",
+                "engage_message.failed",
+                "engage_campaign.started",
+                "engage_campaign.completed",
+                "engage_suppression.created",
+                "engage_suppression.deleted",
+                "calendar_event.created",
+                "calendar_event.updated",
+                "calendar_event.deleted",
+                "feed_message.received",
+                "webhook.test",
+                "account.*",
+                "contact.*",
+                "opportunity.*",
+                "plan.*",
+                "plan_milestone.*",
+                "plan_goal.*",
+                "plan_task.*",
+                "engage_message.*",
+                "engage_campaign.*",
+                "engage_suppression.*",
+                "calendar_event.*",
+                "feed_message.*",
+                "webhook.*",
+            ]
+        ]
+        | NotGiven = NOT_GIVEN,
         enabled: bool | NotGiven = NOT_GIVEN,
         payload: Literal["snapshot", "thin"] | NotGiven = NOT_GIVEN,
         organization_id: str | UUID | None = None,
@@ -233,6 +346,30 @@ class AsyncWebhooksEndpoints(AsyncResource):
             ),
         )
 
+    async def test(
+        self,
+        endpoint_id: str | UUID,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.TestSent:
+        """Send a test event to an endpoint.
+
+        `POST /api/v1/webhooks/endpoints/{endpointId}/test` (testWebhookEndpoint).
+        """
+        return cast(
+            "models.TestSent",
+            await self._client.request(
+                _TEST_WEBHOOK_ENDPOINT,
+                models.TestSent,
+                path={"endpointId": endpoint_id},
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
 
 class AsyncWebhooksEndpointsWithRawResponse:
     def __init__(self, resource: AsyncWebhooksEndpoints) -> None:
@@ -242,6 +379,7 @@ class AsyncWebhooksEndpointsWithRawResponse:
         self.update = to_raw_async(resource.update)
         self.delete = to_raw_async(resource.delete)
         self.rotate_secret = to_raw_async(resource.rotate_secret)
+        self.test = to_raw_async(resource.test)
 
 
 class AsyncWebhooksAttempts(AsyncResource):
@@ -249,6 +387,8 @@ class AsyncWebhooksAttempts(AsyncResource):
         self,
         endpoint_id: str | UUID,
         *,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        event_type: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
         page: int | None = None,
@@ -271,6 +411,8 @@ class AsyncWebhooksAttempts(AsyncResource):
                 Page[models.Attempt],
                 path={"endpointId": endpoint_id},
                 query={
+                    "status": status,
+                    "eventType": event_type,
                     "limit": limit,
                     "cursor": cursor,
                     "page": page,
@@ -289,6 +431,8 @@ class AsyncWebhooksAttempts(AsyncResource):
         self,
         endpoint_id: str | UUID,
         *,
+        status: Literal["pending", "delivered", "failed"] | None = None,
+        event_type: str | None = None,
         sort_by: Literal["createdAt"] | None = None,
         order: Literal["asc", "desc"] | None = None,
         search: str | None = None,
@@ -305,16 +449,77 @@ class AsyncWebhooksAttempts(AsyncResource):
             _LIST_WEBHOOK_ATTEMPTS,
             Page[models.Attempt],
             path={"endpointId": endpoint_id},
-            query={"sortBy": sort_by, "order": order, "search": search},
+            query={
+                "status": status,
+                "eventType": event_type,
+                "sortBy": sort_by,
+                "order": order,
+                "search": search,
+            },
             headers={"X-Organization-Id": organization_id},
             limit=limit,
             extra_headers=extra_headers,
             timeout=timeout,
         )
 
+    async def get(
+        self,
+        endpoint_id: str | UUID,
+        event_id: str | UUID,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.AttemptDetail:
+        """Read an event's delivery to an endpoint, with every try.
+
+        `GET /api/v1/webhooks/endpoints/{endpointId}/attempts/{eventId}` (getWebhookAttempt).
+        """
+        return cast(
+            "models.AttemptDetail",
+            await self._client.request(
+                _GET_WEBHOOK_ATTEMPT,
+                models.AttemptDetail,
+                path={"endpointId": endpoint_id, "eventId": event_id},
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
 
 class AsyncWebhooksAttemptsWithRawResponse:
     def __init__(self, resource: AsyncWebhooksAttempts) -> None:
+        self.list = to_raw_async(resource.list)
+        self.get = to_raw_async(resource.get)
+
+
+class AsyncWebhooksEventTypes(AsyncResource):
+    async def list(
+        self,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> Page[models.EventType]:
+        """List the webhook event types.
+
+        `GET /api/v1/webhooks/event-types` (listWebhookEventTypes).
+        """
+        return cast(
+            "Page[models.EventType]",
+            await self._client.request(
+                _LIST_WEBHOOK_EVENT_TYPES,
+                Page[models.EventType],
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
+
+class AsyncWebhooksEventTypesWithRawResponse:
+    def __init__(self, resource: AsyncWebhooksEventTypes) -> None:
         self.list = to_raw_async(resource.list)
 
 
@@ -323,6 +528,7 @@ class AsyncWebhooks(AsyncResource):
         super().__init__(client)
         self.endpoints = AsyncWebhooksEndpoints(client)
         self.attempts = AsyncWebhooksAttempts(client)
+        self.event_types = AsyncWebhooksEventTypes(client)
 
     async def replay_events(
         self,
@@ -356,3 +562,4 @@ class AsyncWebhooksWithRawResponse:
         self.replay_events = to_raw_async(resource.replay_events)
         self.endpoints = AsyncWebhooksEndpointsWithRawResponse(resource.endpoints)
         self.attempts = AsyncWebhooksAttemptsWithRawResponse(resource.attempts)
+        self.event_types = AsyncWebhooksEventTypesWithRawResponse(resource.event_types)
