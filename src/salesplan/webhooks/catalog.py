@@ -238,6 +238,7 @@ RESOURCES: tuple[str, ...] = tuple(dict.fromkeys(e.resource for e in CATALOG))
 # What an endpoint may subscribe to: a type, or `resource.*` for every type of a resource.
 SUBSCRIBABLE: tuple[str, ...] = EVENT_TYPES + tuple(f"{r}.*" for r in RESOURCES)
 TEST_TYPE = "webhook.test"
+ATTEMPTS_PATH = "/api/v1/webhooks/endpoints/{endpointId}/attempts"
 
 
 def thin_keys(type_: str) -> tuple[str, ...]:
@@ -323,6 +324,16 @@ def openapi_webhooks(document: dict[str, Any]) -> None:
         }
     document["webhooks"] = section
     enum = list(SUBSCRIBABLE)
+    attempts = document.get("paths", {}).get(ATTEMPTS_PATH, {}).get("get", {})
+    for parameter in attempts.get("parameters", []):
+        if parameter.get("name") == "eventType":  # the attempts list's filter: one of them
+            for node in [
+                parameter.get("schema", {}),
+                *parameter.get("schema", {}).get("anyOf", []),
+            ]:
+                if node.get("type") == "string":
+                    node.pop("maxLength", None)
+                    node["enum"] = enum
     for name in ("EndpointIn", "EndpointPatch", "EndpointOut", "EndpointWithSecret"):
         for key in (name, f"{name}-Input", f"{name}-Output"):
             _enum_event_types(schemas.get(key), enum)
