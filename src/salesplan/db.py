@@ -320,7 +320,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def read_only(endpoint: F) -> F:
     """Mark a route whose request only reads (hot GETs): its session skips BEGIN/COMMIT.
     Put it under the `@router.get(...)` decorator."""
-    endpoint.__salesplan_read_only__ = True  # type: ignore[attr-defined]
+    vars(endpoint)["__salesplan_read_only__"] = True  # read by `_read_only`
     return endpoint
 
 

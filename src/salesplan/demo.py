@@ -14,6 +14,7 @@ from datetime import timedelta
 from email.utils import formataddr
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from salesplan import demo_repository as repo
 from salesplan.accounts.schemas import AccountIn
@@ -345,8 +346,8 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     await handle_pending(session)  # the reply's and the meeting's entries, before Slack's
     root = now - timedelta(hours=5)
 
-    def slack(conn_session: object) -> None:
-        conn = conn_session.connection()  # type: ignore[attr-defined]
+    def slack(conn_session: Session) -> None:
+        conn = conn_session.connection()
         for i, (who, name, text, at) in enumerate(
             [
                 (frank, "Frank Grimes", "Is the security questionnaire ready?", root),

@@ -130,8 +130,7 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
         str | None, Query(alias="sortBy", json_schema_extra={"enum": list(allowed)})
     ]
     # Read by the MCP tool derived from a list route (its `sortBy` enum and default).
-    dependency.sortable = allowed  # type: ignore[attr-defined]
-    dependency.default_sort = default  # type: ignore[attr-defined]
+    vars(dependency).update(sortable=allowed, default_sort=default)
     return Depends(dependency)
 
 
