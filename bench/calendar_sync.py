@@ -38,6 +38,7 @@ from salesplan.calendar.provider import CalDAVCalendar  # noqa: E402
 from salesplan.calendar.sync import sync_connection  # noqa: E402
 from salesplan.config import Settings  # noqa: E402
 from salesplan.db import create_engine, create_sessionmaker  # noqa: E402
+from salesplan.events import handlers  # noqa: E402
 from salesplan.kit import outbound  # noqa: E402
 from salesplan.models import Base  # noqa: E402
 from salesplan.models.calendar import CalendarConnection, CalendarEvent  # noqa: E402
@@ -132,7 +133,7 @@ async def main(n_events: int, n_changes: int, database_url: str | None, n_rounds
         engine = create_engine(settings)
         async with engine.begin() as conn:
             await conn.run_sync(Base.metadata.create_all)
-        sessionmaker = create_sessionmaker(engine)
+        sessionmaker = create_sessionmaker(engine, handlers())
         async with sessionmaker() as s:
             org = await create_organization(s, name="Bench")
             user = await add_user(

@@ -91,6 +91,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
     from salesplan.auth.principal import RequestContext
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
+    from salesplan.events import handlers
     from salesplan.kit.clock import utcnow
     from salesplan.kit.ids import uuid7
     from salesplan.migrate import upgrade
@@ -102,7 +103,7 @@ async def make_data(url: str, accounts: int) -> dict[str, Any]:
 
     await asyncio.to_thread(upgrade, url)
     engine = create_async_engine(url)
-    async with create_sessionmaker(engine)() as session:
+    async with create_sessionmaker(engine, handlers())() as session:
         org = await create_organization(session, name="CPU bench")
         user = await add_user(
             session,

@@ -86,6 +86,7 @@ def worker_process(
     async def go() -> None:
         from salesplan.db import create_engine, create_sessionmaker
         from salesplan.engage.delivery.worker import run_delivery
+        from salesplan.events import handlers
         from salesplan.worker.context import WorkerContext
 
         settings = settings_for(url, port)
@@ -93,7 +94,7 @@ def worker_process(
         ctx = WorkerContext(
             settings=settings,
             engine=engine,
-            sessionmaker=create_sessionmaker(engine),
+            sessionmaker=create_sessionmaker(engine, handlers()),
             worker_id=f"bench-{uuid.uuid4().hex[:8]}",
         )
         start.wait()

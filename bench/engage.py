@@ -23,12 +23,12 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from salesplan.app import create_app
 from salesplan.config import Settings
+from salesplan.jobs.loop import drain, new_worker_id
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.migrate import upgrade_connection
 from salesplan.models.crm import Account, Contact
 from salesplan.worker.context import WorkerContext
-from salesplan.worker.loop import drain, new_worker_id
 
 
 async def enroll_once(app: object, client: httpx.AsyncClient, headers: dict, size: int) -> float:

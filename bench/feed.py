@@ -47,6 +47,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.db import create_engine, create_sessionmaker
+from salesplan.events import handlers
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.ratelimit.policy import GROUPS
 
@@ -204,7 +205,7 @@ async def seed(url: str, counts: dict[str, int]) -> dict[str, Any]:
 
     settings = Settings(database_url=url, secret_key=SECRET, _env_file=None)  # type: ignore[call-arg]
     engine = create_engine(settings)
-    maker = create_sessionmaker(engine)
+    maker = create_sessionmaker(engine, handlers())
     async with maker() as s:
         org = await create_organization(s, name="Feed bench")
         user = await add_user(
@@ -251,7 +252,7 @@ async def in_process(
 
     settings = Settings(database_url=url, secret_key=SECRET, _env_file=None)  # type: ignore[call-arg]
     engine = create_engine(settings)
-    maker = create_sessionmaker(engine)
+    maker = create_sessionmaker(engine, handlers())
     ctx = _ctx(ids)
     codec = _inbox_codec(settings, ids)
     runs = {
@@ -312,7 +313,7 @@ async def explain(url: str, ids: dict[str, Any], deep_cursor: str | None) -> str
     ctx = _ctx(ids)
     codec = _inbox_codec(settings, ids)
     out = []
-    maker = create_sessionmaker(engine)
+    maker = create_sessionmaker(engine, handlers())
     for label, run in (
         (
             "getAccountInbox, first page (limit 50)",

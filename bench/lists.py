@@ -289,6 +289,7 @@ async def seed(url: str, size: int) -> tuple[str, str]:
     answers (API key, organization id)."""
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
+    from salesplan.events import handlers
     from salesplan.migrate import upgrade
     from salesplan.models import Base
     from salesplan.organizations.service import add_user, create_organization
@@ -296,7 +297,7 @@ async def seed(url: str, size: int) -> tuple[str, str]:
     await asyncio.to_thread(upgrade, url)
     engine = create_async_engine(url)
     key, org_id = "", ""
-    async with create_sessionmaker(engine)() as session:
+    async with create_sessionmaker(engine, handlers())() as session:
         for name, count in (("Bench", size), ("Noise", max(size // 10, 100))):
             org = await create_organization(session, name=name)
             user = await add_user(

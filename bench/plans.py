@@ -98,13 +98,14 @@ async def load(url: str) -> dict[str, Any]:
     from salesplan.auth.principal import RequestContext
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
+    from salesplan.events import handlers
     from salesplan.organizations.service import add_user, create_organization
     from salesplan.plans.schemas import PlanCreate
     from salesplan.plans.service import create_plan
 
     engine = create_async_engine(url)
     started = time.perf_counter()
-    async with create_sessionmaker(engine)() as session:
+    async with create_sessionmaker(engine, handlers())() as session:
         org = await create_organization(session, name="Bench org")
         user = await add_user(
             session, organization_id=org.id, email="bench@example.com", password="bench-pass"

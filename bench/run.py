@@ -130,12 +130,13 @@ async def generate_org(
     from salesplan.auth.principal import RequestContext
     from salesplan.auth.tokens import create_api_key
     from salesplan.db import create_sessionmaker
+    from salesplan.events import handlers
     from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
     from salesplan.organizations.service import add_user, create_organization
     from salesplan.plans.schemas import PlanCreate
     from salesplan.plans.service import create_plan
 
-    async with create_sessionmaker(engine)() as session:
+    async with create_sessionmaker(engine, handlers())() as session:
         org = await create_organization(session, name=name)
         user = await add_user(
             session,

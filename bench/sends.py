@@ -76,13 +76,14 @@ async def prepare(url: str) -> tuple[str, str]:
     from salesplan.auth.tokens import create_api_key
     from salesplan.config import Settings
     from salesplan.db import create_engine, create_sessionmaker
+    from salesplan.events import handlers
     from salesplan.migrate import upgrade
     from salesplan.organizations.service import add_user, create_organization
 
     await asyncio.to_thread(upgrade, url)
     settings = Settings(database_url=url, secret_key="bench", _env_file=None)  # type: ignore[call-arg]
     engine = create_engine(settings)
-    async with create_sessionmaker(engine)() as session:
+    async with create_sessionmaker(engine, handlers())() as session:
         org = await create_organization(session, name="Bench")
         user = await add_user(
             session, organization_id=org.id, email="bench@example.com", password="x" * 12

@@ -12,8 +12,12 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from salesplan import API_PREFIX, __version__
+import salesplan.oauth.access  # noqa: F401 - registers the OAuth token kind
+from salesplan import API_PREFIX, __version__, accesslog
 from salesplan.auth.dependencies import authorize_before_bodies
 from salesplan.config import Settings
 from salesplan.db import (
@@ -22,16 +26,32 @@ from salesplan.db import (
     create_database,
     create_engine,
 )
+from salesplan.engage.delivery.public import router as engage_public_router
 from salesplan.errors import install_error_handlers
+from salesplan.events import handlers
+from salesplan.feed.slack import router as feed_slack_router
+from salesplan.jobs.loop import in_process_worker
 from salesplan.kit.adapters import install_parameter_caches
 from salesplan.kit.pagination import CursorCodec
+from salesplan.mcp.server import install_mcp
+from salesplan.meta.router import health_router
 from salesplan.middleware import RequestMiddleware, install_route_index
+from salesplan.oauth.discovery import router as discovery_router
 from salesplan.oauth.errors import OAuthError, oauth_error_handler
 from salesplan.openapi import build_openapi, collect_requirements, requirement_of
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import build_policy
-from salesplan.ratelimit.store import MemoryStore, RateLimitStore
+from salesplan.ratelimit.store import MemoryStore, RateLimitStore, RedisStore
+from salesplan.rooms.web import router as rooms_pages_router
 from salesplan.routers import api_routers
+from salesplan.web.consent import authorize_page
+from salesplan.web.deps import install_web
+from salesplan.web.docs import install_docs
+from salesplan.web.integrations import router as integrations_router
+from salesplan.web.maps import router as maps_router
+from salesplan.web.pages import STATIC
+from salesplan.web.router import router as web_router
+from salesplan.web.webhooks import router as webhooks_page_router
 
 log = logging.getLogger("salesplan")
 
@@ -62,8 +82,6 @@ def include_flat(
 def create_rate_limit_store(settings: Settings) -> RateLimitStore:
     """Redis (shared by every worker and machine) when SALESPLAN_REDIS_URL is set, else memory."""
     if settings.redis_url:
-        from salesplan.ratelimit.store import RedisStore
-
         return RedisStore(settings.redis_url, prefix=settings.redis_prefix)
     return MemoryStore()
 
@@ -94,7 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = create_engine(settings)
     app.state.db_health = DatabaseHealth()
-    app.state.database = database = create_database(app.state.engine)
+    app.state.database = database = create_database(app.state.engine, handlers())
     app.state.sessionmaker = database.sessionmaker
     app.state.read_sessionmaker = database.read_sessionmaker
     app.state.read_engine = database.read_engine
@@ -108,8 +126,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.lifespan_hooks = []
     if settings.run_worker_in_process:
-        from salesplan.worker.loop import in_process_worker
-
         app.state.lifespan_hooks.append(in_process_worker)
 
     install_error_handlers(app)
@@ -119,43 +135,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.trusted_proxies:
         # The client address (per-IP limits) comes from X-Forwarded-For only when the peer is
         # a configured proxy; `salesplan serve` runs uvicorn with proxy_headers off.
-        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
-
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
-
-    from salesplan.meta.router import health_router
 
     include_flat(app, health_router)
     # Origin-level pages and discovery (not under /api/v1).
-    import salesplan.oauth.access  # noqa: F401 - registers the OAuth token kind
-    from salesplan.oauth.discovery import router as discovery_router
-    from salesplan.web.deps import install_web
-    from salesplan.web.maps import router as maps_router
-    from salesplan.web.pages import STATIC
-    from salesplan.web.router import router as web_router
-
     include_flat(app, discovery_router)
     include_flat(app, web_router)
     install_web(app)
+    app.state.authorize_page = authorize_page  # GET /api/v1/oauth/authorize's page
     include_flat(app, maps_router)
-    from salesplan.rooms.web import router as rooms_pages_router
-
     include_flat(app, rooms_pages_router)
-    from salesplan.engage.delivery.public import router as engage_public_router
-
     include_flat(app, engage_public_router)
-    from salesplan.feed.slack import router as feed_slack_router
-
     include_flat(app, feed_slack_router)
-    from salesplan.web.integrations import router as integrations_router
-
     include_flat(app, integrations_router)
-    from salesplan.web.webhooks import router as webhooks_page_router
-
     include_flat(app, webhooks_page_router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    from salesplan.web.docs import install_docs
-
     install_docs(app, f"{API_PREFIX}/openapi.json")
     routers = api_routers()
     app.state.requirements = collect_requirements([router for _, router, _ in routers])
@@ -165,8 +159,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     authorize_before_bodies(app.router.routes, requirement_of)
 
     if settings.bench_routes:
-        from starlette.responses import JSONResponse
-        from starlette.routing import Route
 
         async def floor(request: Any) -> JSONResponse:
             return JSONResponse({"ok": True})
@@ -179,8 +171,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return build_openapi(app, extend=openapi_webhooks)
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-    from salesplan.mcp.server import install_mcp
 
     install_mcp(app, settings)
     install_route_index(app)
@@ -201,8 +191,6 @@ async def _frozen_startup_heap(_app: FastAPI) -> AsyncIterator[None]:
 
 def create_served_app() -> FastAPI:
     """The app as `salesplan serve` runs it in each worker process."""
-    from salesplan import accesslog
-
     accesslog.install()  # each worker process, after the server configured its logging
     app = create_app()
     app.state.lifespan_hooks.append(_frozen_startup_heap)

@@ -10,6 +10,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from salesplan.kit.outbound_policy import parse_networks
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
@@ -115,8 +117,6 @@ class Settings(BaseSettings):
     @field_validator("outbound_allow")
     @classmethod
     def _check_outbound_allow(cls, value: str) -> str:
-        from salesplan.kit.outbound_policy import parse_networks
-
         parse_networks(value)  # a ValueError names the bad entry
         return value
 

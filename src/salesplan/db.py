@@ -14,6 +14,8 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import event
+from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -99,7 +101,6 @@ def ping_when_idle(engine: AsyncEngine, idle_seconds: float) -> None:
     been dropped by a restart or a proxy. A connection failing the ping is replaced
     (DisconnectionError makes the pool retry with a new one). A connection killed while in
     use fails its request (503), and SQLAlchemy then renews the whole pool."""
-    from sqlalchemy.exc import DisconnectionError
 
     def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         last = record.info.get(_LAST_USED)
@@ -125,9 +126,6 @@ _UNAVAILABLE_SQLSTATES = (*_LOST_SQLSTATES, "57014")
 
 
 def _database_failure(exc: BaseException, sqlstates: tuple[str, ...]) -> bool:
-    from sqlalchemy.exc import DBAPIError
-    from sqlalchemy.exc import TimeoutError as PoolTimeout
-
     seen: BaseException | None = exc
     for _ in range(5):  # the exception and what caused it
         if seen is None:
@@ -276,14 +274,10 @@ class DatabaseHealth:
 
 
 def create_sessionmaker(
-    engine: AsyncEngine, handlers: EventHandlers | None = None
+    engine: AsyncEngine, handlers: EventHandlers
 ) -> async_sessionmaker[AsyncSession]:
     """Sessions whose commit (`kit.uow.commit`) runs `handlers` on the domain events their
-    writes emit; by default the app's (`salesplan.events.handlers`)."""
-    if handlers is None:
-        from salesplan.events import handlers as app_handlers
-
-        handlers = app_handlers()
+    writes emit: the app's are `salesplan.events.handlers()`, wired by the composition root."""
     return session_factory(engine, handlers)
 
 
@@ -296,7 +290,7 @@ def create_read_engine(engine: AsyncEngine) -> AsyncEngine:
 
 
 def create_read_sessionmaker(
-    engine: AsyncEngine, handlers: EventHandlers | None = None
+    engine: AsyncEngine, handlers: EventHandlers
 ) -> async_sessionmaker[AsyncSession]:
     """Sessions for `@read_only` endpoints. On PostgreSQL their connection runs in autocommit:
     no BEGIN and no COMMIT round trip around the request's reads. Under READ COMMITTED (the
@@ -308,7 +302,7 @@ def create_read_sessionmaker(
     return create_sessionmaker(engine.execution_options(isolation_level="AUTOCOMMIT"), handlers)
 
 
-def create_database(engine: AsyncEngine, handlers: EventHandlers | None = None) -> Database:
+def create_database(engine: AsyncEngine, handlers: EventHandlers) -> Database:
     """The factories a unit of work opens from (`app.state.database`)."""
     return Database(
         sessionmaker=create_sessionmaker(engine, handlers),
@@ -326,7 +320,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def read_only(endpoint: F) -> F:
     """Mark a route whose request only reads (hot GETs): its session skips BEGIN/COMMIT.
     Put it under the `@router.get(...)` decorator."""
-    endpoint.__salesplan_read_only__ = True  # type: ignore[attr-defined]
+    vars(endpoint)["__salesplan_read_only__"] = True  # read by `_read_only`
     return endpoint
 
 

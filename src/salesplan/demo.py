@@ -7,19 +7,43 @@ part to `DEMO_LOADERS` (accounts, contacts, plans, maps, templates)."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import timedelta
+from email.utils import formataddr
 
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from salesplan import demo_repository as repo
+from salesplan.accounts.schemas import AccountIn
+from salesplan.accounts.service import create_account
 from salesplan.auth.passwords import verify_password
 from salesplan.auth.principal import RequestContext
 from salesplan.auth.tokens import create_api_key, revoke_api_key
+from salesplan.calendar.crypto import encrypt_password
+from salesplan.calendar.events import CalendarEventCreated
+from salesplan.contacts.schemas import ContactIn
+from salesplan.contacts.service import create_contact
+from salesplan.engage.delivery.events import ReplyReceived
+from salesplan.engage.schemas import CampaignIn, ListIn, TemplateIn
+from salesplan.engage.service import create_campaign, create_list, create_template
+from salesplan.feed.ingest import Incoming, engage_message_sent, record
+from salesplan.kit.clock import utcnow
+from salesplan.kit.events import emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.uow import handle_pending
+from salesplan.models.calendar import CalendarConnection, CalendarEvent
+from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.identity import Organization, User
+from salesplan.opportunities.schemas import OpportunityIn
+from salesplan.opportunities.service import create_opportunity
 from salesplan.organizations.service import add_user, create_organization
+from salesplan.plans.schemas import PlanCreate
+from salesplan.plans.service import create_plan
+from salesplan.relationship_maps.schemas import MapContactUpsert, RelationshipMapIn
+from salesplan.relationship_maps.service import create_map, upsert_contact
 
 DEMO_SLUG = "acme-demo"
 DEMO_EMAIL = "demo@salesplan.example"
@@ -74,15 +98,6 @@ async def load_demo(session: AsyncSession) -> DemoResult:
 
 async def _load_crm(session: AsyncSession, org: Organization, user: User) -> None:
     """A few accounts with contacts, an opportunity and a relationship map."""
-    from salesplan.accounts.schemas import AccountIn
-    from salesplan.accounts.service import create_account
-    from salesplan.contacts.schemas import ContactIn
-    from salesplan.contacts.service import create_contact
-    from salesplan.opportunities.schemas import OpportunityIn
-    from salesplan.opportunities.service import create_opportunity
-    from salesplan.relationship_maps.schemas import MapContactUpsert, RelationshipMapIn
-    from salesplan.relationship_maps.service import create_map, upsert_contact
-
     ctx = demo_context(org, user)
     people = {
         "Globex": [("Hank", "Scorpio", "CEO", "champion"), ("Frank", "Grimes", "CFO", "blocker")],
@@ -151,9 +166,6 @@ async def _load_crm(session: AsyncSession, org: Organization, user: User) -> Non
 
 async def _load_demo_plan(session: AsyncSession, org: Organization, user: User) -> None:
     """One mutual plan on the Globex account that the CRM loader made."""
-    from salesplan.plans.schemas import PlanCreate
-    from salesplan.plans.service import create_plan
-
     ctx = demo_context(org, user)
     account = await repo.account_named(session, ctx, "Globex")
     body = PlanCreate.model_validate(
@@ -196,9 +208,6 @@ async def _load_demo_plan(session: AsyncSession, org: Organization, user: User) 
 
 async def _load_engage(session: AsyncSession, org: Organization, user: User) -> None:
     """Templates on each channel, a dynamic list and a draft campaign using them."""
-    from salesplan.engage.schemas import CampaignIn, ListIn, TemplateIn
-    from salesplan.engage.service import create_campaign, create_list, create_template
-
     ctx = demo_context(org, user)
     email = await create_template(
         session,
@@ -268,19 +277,6 @@ async def _load_engage(session: AsyncSession, org: Organization, user: User) -> 
 async def _load_feed(session: AsyncSession, org: Organization, user: User) -> None:
     """Globex's inbox: an e-mail thread with a reply, a Slack thread from the shared channel
     and a meeting, so that the three kinds show together."""
-    import secrets
-    from datetime import timedelta
-    from email.utils import formataddr
-
-    from salesplan.calendar.crypto import encrypt_password
-    from salesplan.calendar.events import CalendarEventCreated
-    from salesplan.engage.delivery.events import ReplyReceived
-    from salesplan.feed.ingest import Incoming, engage_message_sent, record
-    from salesplan.kit.clock import utcnow
-    from salesplan.kit.events import emit
-    from salesplan.models.calendar import CalendarConnection, CalendarEvent
-    from salesplan.models.engage_delivery import EngageMessage, EngageReply
-
     now = utcnow().replace(microsecond=0)
     hank, frank = "hank@globex.example", "frank@globex.example"
     sent_at = now - timedelta(days=3)
@@ -350,8 +346,8 @@ async def _load_feed(session: AsyncSession, org: Organization, user: User) -> No
     await handle_pending(session)  # the reply's and the meeting's entries, before Slack's
     root = now - timedelta(hours=5)
 
-    def slack(conn_session: object) -> None:
-        conn = conn_session.connection()  # type: ignore[attr-defined]
+    def slack(conn_session: Session) -> None:
+        conn = conn_session.connection()
         for i, (who, name, text, at) in enumerate(
             [
                 (frank, "Frank Grimes", "Is the security questionnaire ready?", root),

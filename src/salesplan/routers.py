@@ -5,28 +5,28 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from salesplan.accounts.router import router as accounts_router
+from salesplan.buying_groups.router import router as buying_groups_router
+from salesplan.calendar.router import router as calendar_router
+from salesplan.contacts.router import router as contacts_router
+from salesplan.engage.delivery.router import router as engage_delivery_router
+from salesplan.engage.router import router as engage_router
+from salesplan.feed.router import router as feed_router
+from salesplan.leads.router import router as leads_router
+from salesplan.meta.router import router as meta_router
+from salesplan.oauth.router import router as oauth_router
+from salesplan.opportunities.router import router as opportunities_router
+from salesplan.organizations.router import router as organizations_router
+from salesplan.plans.children_router import router as plan_children_router
+from salesplan.plans.router import my_tasks_router
+from salesplan.plans.router import router as plans_router
+from salesplan.relationship_maps.router import router as relationship_maps_router
+from salesplan.rooms.router import router as rooms_router
+from salesplan.webhooks.router import router as webhooks_router
+
 
 def api_routers() -> list[tuple[str, APIRouter, bool]]:
     """(prefix under /api/v1, router, in the OpenAPI document). One line per domain."""
-    from salesplan.accounts.router import router as accounts_router
-    from salesplan.buying_groups.router import router as buying_groups_router
-    from salesplan.calendar.router import router as calendar_router
-    from salesplan.contacts.router import router as contacts_router
-    from salesplan.engage.delivery.router import router as engage_delivery_router
-    from salesplan.engage.router import router as engage_router
-    from salesplan.feed.router import router as feed_router
-    from salesplan.leads.router import router as leads_router
-    from salesplan.meta.router import router as meta_router
-    from salesplan.oauth.router import router as oauth_router
-    from salesplan.opportunities.router import router as opportunities_router
-    from salesplan.organizations.router import router as organizations_router
-    from salesplan.plans.children_router import router as plan_children_router
-    from salesplan.plans.router import my_tasks_router
-    from salesplan.plans.router import router as plans_router
-    from salesplan.relationship_maps.router import router as relationship_maps_router
-    from salesplan.rooms.router import router as rooms_router
-    from salesplan.webhooks.router import router as webhooks_router
-
     return [
         ("", meta_router, True),
         ("/organizations", organizations_router, True),

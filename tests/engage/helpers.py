@@ -8,11 +8,11 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.jobs.loop import drain, new_worker_id
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
 from salesplan.models.crm import Contact
 from salesplan.worker.context import WorkerContext
-from salesplan.worker.loop import drain, new_worker_id
 
 API = "/api/v1/engage"
 

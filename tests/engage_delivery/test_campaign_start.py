@@ -15,10 +15,10 @@ from sqlalchemy import select, update
 from salesplan.engage.delivery.campaign_runs import run_campaign_steps
 from salesplan.engage.delivery.worker import run_delivery
 from salesplan.engage.enrollment import run_enrollment_jobs
+from salesplan.jobs.loop import drain
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageEnrollment, EngageSuppression
 from salesplan.models.engage_delivery import EngageMessage
-from salesplan.worker.loop import drain
 from tests.engage_delivery.conftest import SmtpSink, worker_context
 from tests.engage_delivery.test_tracking_inbound import post_inbound, reply_to, secret_of
 from tests.engage_delivery.test_worker import make_due

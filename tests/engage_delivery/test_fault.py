@@ -27,6 +27,7 @@ WORKER = """
 import asyncio, sys
 from salesplan.config import Settings
 from salesplan.db import create_engine, create_sessionmaker
+from salesplan.events import handlers
 from salesplan.engage.delivery.worker import run_delivery
 from salesplan.worker.context import WorkerContext
 
@@ -36,7 +37,7 @@ async def main():
                         smtp_from="sales@example.com", _env_file=None)
     engine = create_engine(settings)
     ctx = WorkerContext(settings=settings, engine=engine,
-                        sessionmaker=create_sessionmaker(engine), worker_id="doomed")
+                        sessionmaker=create_sessionmaker(engine, handlers()), worker_id="doomed")
     while True:
         await run_delivery(ctx)
         await asyncio.sleep(0.05)

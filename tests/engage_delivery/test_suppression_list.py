@@ -209,7 +209,7 @@ async def _app_token(client, db, owner, org_id) -> str:
 
 
 async def test_app_tokens_of_an_admin_lift_and_of_a_member_do_not(client, actor, db) -> None:
-    """The same admins-only rule as webhook endpoints (auth/admin.py): an app token counts as
+    """The same admins-only rule as webhook endpoints (organizations/admin.py): an app token counts as
     its owner's role."""
     from tests.fixtures.factories import make_user
 

@@ -187,15 +187,15 @@ async def test_linkedin_items_are_never_claimed(app, client, actor, smtp) -> Non
 
 
 async def test_delivery_is_registered_as_a_job_kind() -> None:
-    from salesplan.worker.kinds import job_kinds
+    from salesplan.jobs.kinds import job_kinds
 
     assert run_delivery in job_kinds()
 
 
 async def test_worker_prunes_expired_idempotency_keys(app, client, actor, db) -> None:
+    from salesplan.jobs.kinds import job_kinds
+    from salesplan.jobs.pruning import Periodic
     from salesplan.models.engage_delivery import IdempotencyRecord
-    from salesplan.worker.kinds import job_kinds
-    from salesplan.worker.pruning import Periodic
 
     await send(client, actor, email())
     await db.execute(  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ same handlers on the transaction's connection, before COMMIT, on both; webhooks 
 subscriber of the domains' events, which no domain module imports.
 
 The rule on `salesplan.webhooks`: only `webhooks/` itself, the composition root (`app.py`,
-`routers.py`, `events.py` — the wiring — and `worker/kinds.py`, the job wiring) and the
+`routers.py`, `events.py` — the wiring — and `jobs/kinds.py`, the job wiring) and the
 presentation layers above every domain (`web/` pages and `cli/` commands, which drive the
 webhooks' service as its router does) may import it. A domain says what happened; it never
 calls the outbox."""
@@ -35,7 +35,7 @@ from tests.fixtures.crm import make_account
 from tests.webhooks.conftest import make_endpoint
 
 SRC = Path(salesplan.__file__).parent
-COMPOSITION_ROOT = {"app.py", "routers.py", "events.py", "worker/kinds.py"}
+COMPOSITION_ROOT = {"app.py", "routers.py", "events.py", "jobs/kinds.py"}
 PRESENTATION = ("web/", "cli/")
 
 

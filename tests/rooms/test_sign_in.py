@@ -330,8 +330,8 @@ async def test_an_unknown_link_costs_what_a_revoked_one_does(app, client, db, ac
 async def test_the_worker_clears_old_codes_and_expired_sessions(
     app, client, db, actor, smtp
 ) -> None:
-    from salesplan.worker.kinds import job_kinds
-    from salesplan.worker.pruning import Periodic
+    from salesplan.jobs.kinds import job_kinds
+    from salesplan.jobs.pruning import Periodic
     from tests.engage_delivery.conftest import worker_context
 
     deal = await make_deal(client, db, actor)

@@ -405,8 +405,8 @@ async def test_events_older_than_30_days_are_pruned(app, client, actor, db, rece
         .values(created_at=utcnow() - timedelta(days=31))
     )
     await db.commit()
-    from salesplan.worker.kinds import job_kinds
-    from salesplan.worker.pruning import Periodic
+    from salesplan.jobs.kinds import job_kinds
+    from salesplan.jobs.pruning import Periodic
 
     # Its own job kind, which prunes on its first call in a loop.
     (pruning,) = [

@@ -15,11 +15,11 @@ import pytest
 from sqlalchemy import select
 
 from salesplan.app import create_app
+from salesplan.jobs.loop import drain, in_process_worker, run_loop
 from salesplan.kit.clock import utcnow
 from salesplan.models.engage import EngageEnrollmentJob
 from salesplan.worker import context as worker_context
 from salesplan.worker.context import WorkerContext
-from salesplan.worker.loop import drain, in_process_worker, run_loop
 from tests.engage.helpers import API, bulk_contacts, campaign
 from tests.fixtures.crm import make_account
 

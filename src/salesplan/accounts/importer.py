@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from salesplan.accounts.limits import BATCH_SIZE
+from salesplan.accounts.service import bulk_create_accounts
 from salesplan.auth.principal import RequestContext
+from salesplan.contacts.service import bulk_create_contacts
 from salesplan.errors import NotFound
 from salesplan.kit.uow import Database, UnitOfWork
 from salesplan.models.identity import Organization
@@ -135,9 +137,6 @@ async def run_import(
     batch_size: int = BATCH_SIZE,
     on_progress: Callable[[int], None] = lambda n: None,
 ) -> ImportSummary:
-    from salesplan.accounts.service import bulk_create_accounts
-    from salesplan.contacts.service import bulk_create_contacts
-
     summary = ImportSummary(kind=kind, rejected_file=str(rejected_path))
     async with UnitOfWork(database, read_only=True) as uow:
         if await (await uow.session()).get(Organization, organization_id) is None:

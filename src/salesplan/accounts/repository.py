@@ -10,13 +10,13 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, scoped_by_parameter
+from salesplan.kit.scoping import AnySelect, TenantScope, scoped_by_parameter
 from salesplan.kit.search import contains_ci, like_pattern
 from salesplan.models.crm import Account
 
@@ -94,7 +94,7 @@ async def read(
 @functools.cache
 def _query(
     include_archived: bool, crm_id: bool, owner_id: bool, search: bool, updated_since: bool = False
-) -> Select:  # type: ignore[type-arg]
+) -> AnySelect:
     """listAccounts' statement for one combination of filters, built once: the organization
     and the filters' values are its parameters (see `page`)."""
     stmt = scoped_by_parameter(select(*COLUMNS), Account)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from fastapi import Depends, Request
+from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.organization import (
@@ -255,8 +256,6 @@ class AuthorizedBeforeBody:
 def authorize_before_bodies(routes: Any, requirement_of: Callable[[Any], Any]) -> int:
     """Put every route that reads a body behind its requirement (`AuthorizedBeforeBody`);
     answers how many. `requirement_of(route)` finds a route's Requirement (or None)."""
-    from fastapi.routing import APIRoute
-
     count = 0
     for route in routes:
         if not isinstance(route, APIRoute) or route.body_field is None:

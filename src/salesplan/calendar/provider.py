@@ -190,9 +190,8 @@ class CalDAVCalendar:
         root = self._xml(self.url, "PROPFIND", body, "0")
         if root.find(".//d:resourcetype/c:calendar", NS) is None:
             raise ProviderFailure("the URL is not a CalDAV calendar collection")
-        return root.find(".//d:sync-token", NS) is not None and bool(
-            (root.find(".//d:sync-token", NS).text or "").strip()  # type: ignore[union-attr]
-        )
+        token = root.find(".//d:sync-token", NS)
+        return token is not None and bool((token.text or "").strip())
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response, page_response, tag_matches
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
+from salesplan.models.calendar import CalendarArtifact
 
 router = APIRouter(tags=["calendar"])
 
@@ -48,19 +49,19 @@ def _secret(request: Request) -> bytes:
     return key
 
 
-def artifacts_out(event: object, artifact: object, items: list[object]) -> ArtifactsOut:
+def artifacts_out(event: object, artifact: CalendarArtifact, items: list[object]) -> ArtifactsOut:
     a = artifact
     return ArtifactsOut(
-        event_id=a.event_id,  # type: ignore[attr-defined]
-        summary=a.summary,  # type: ignore[attr-defined]
+        event_id=a.event_id,
+        summary=a.summary,
         action_items=[ActionItemOut.model_validate(i) for i in items],
         transcript=None
-        if a.transcript is None  # type: ignore[attr-defined]
+        if a.transcript is None
         else TranscriptOut(
-            event_id=a.event_id,  # type: ignore[attr-defined]
-            segments=[SegmentOut(**s) for s in a.transcript],  # type: ignore[attr-defined]
+            event_id=a.event_id,
+            segments=[SegmentOut(**s) for s in a.transcript],
         ),
-        updated_at=a.updated_at,  # type: ignore[attr-defined]
+        updated_at=a.updated_at,
     )
 
 

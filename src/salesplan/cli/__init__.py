@@ -198,7 +198,7 @@ def worker() -> None:
     import logging
 
     from salesplan.config import Settings
-    from salesplan.worker.loop import run_standalone
+    from salesplan.jobs.loop import run_standalone
 
     settings = Settings()
     check_dkim(settings)

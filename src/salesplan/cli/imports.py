@@ -46,6 +46,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     from salesplan.accounts.importer import count_rows, run_import
     from salesplan.config import Settings
     from salesplan.db import create_database, create_engine
+    from salesplan.events import handlers
     from salesplan.kit.uow import UnitOfWork
 
     org_id = parse_uuid(org, "--org")
@@ -56,7 +57,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
 
     async def go() -> ImportSummary:
         engine = create_engine(settings)
-        database = create_database(engine)
+        database = create_database(engine, handlers())
         try:
             async with UnitOfWork(database, read_only=True) as uow:
                 await uow.reader()  # reached: say which database this is

@@ -181,6 +181,7 @@ def run_in_session(
     """Run `fn` in one transaction on a migrated database; AppErrors become a clear exit 1."""
     from salesplan.config import Settings
     from salesplan.db import create_database, create_engine
+    from salesplan.events import handlers
 
     settings = settings or Settings()
     ensure_migrated(settings)
@@ -191,7 +192,7 @@ def run_in_session(
         engine = create_engine(settings)
         try:
             # One unit of work: committed with its domain events when `fn` returns.
-            async with UnitOfWork(create_database(engine)) as uow:
+            async with UnitOfWork(create_database(engine, handlers())) as uow:
                 session = await uow.session()
                 await session.connection()  # reached: say which database this is
                 announce_database(settings)

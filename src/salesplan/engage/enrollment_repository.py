@@ -14,11 +14,11 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, case, exists, func, or_, select, true, update
+from sqlalchemy import ColumnElement, and_, case, exists, func, or_, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.kit.scoping import OrgScope, in_organization, scoped
+from salesplan.kit.scoping import AnySelect, OrgScope, in_organization, scoped
 from salesplan.kit.search import contains_ci
 from salesplan.models.crm import Contact
 from salesplan.models.engage import (
@@ -54,7 +54,7 @@ def criteria_condition(criteria: dict[str, Any]) -> ColumnElement[bool]:
     return and_(true(), *conditions)
 
 
-def audience_of_list(lst: EngageList, *columns: Any) -> Select:  # type: ignore[type-arg]
+def audience_of_list(lst: EngageList, *columns: Any) -> AnySelect:
     """The list's contacts (live, same organization); `columns` default to the Contact entity."""
     stmt = scoped(select(*(columns or (Contact,))), lst, Contact).where(
         Contact.archived_at.is_(None)
@@ -69,7 +69,7 @@ def audience_of_list(lst: EngageList, *columns: Any) -> Select:  # type: ignore[
 
 def audience_of_ids(
     organization_id: uuid.UUID, contact_ids: list[uuid.UUID], *columns: Any
-) -> Select:  # type: ignore[type-arg]
+) -> AnySelect:
     return scoped(select(*(columns or (Contact,))), OrgScope(organization_id), Contact).where(
         Contact.archived_at.is_(None),
         Contact.id.in_(contact_ids),

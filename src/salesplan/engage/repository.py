@@ -8,16 +8,16 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Select, Table, func, insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.enrollment_repository import audience_of_ids, audience_of_list
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
-from salesplan.kit.repository import M, Repository, sorts
+from salesplan.kit.repository import M, Repository, sorts, table_of
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import AnySelect, TenantScope, scoped
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage import (
     EngageCampaign,
@@ -90,7 +90,7 @@ class ListRepository(EngageRepository[EngageList]):
         """Keyset by contact id (cursor mode); a DYNAMIC list's criteria run as one SQL query
         (its members have no `addedAt`)."""
         dynamic = lst.type == "DYNAMIC"
-        stmt: Select = (  # type: ignore[type-arg]
+        stmt: AnySelect = (
             audience_of_list(lst, Contact)
             if dynamic
             else audience_of_list(lst, Contact, EngageListMember.added_at)
@@ -201,7 +201,7 @@ async def count_engagement(
     """One more open or click of a message (`open_count`/`opened_at`, `click_count`/
     `clicked_at`); the first one's time is kept. Not scoped: a tracking link's signature proves
     the message id, and the row's organization is the message's own."""
-    table: Table = EngageMessage.__table__  # type: ignore[assignment]
+    table = table_of(EngageMessage)
     await session.execute(
         table.update()
         .where(table.c.id == message_id)

@@ -14,22 +14,23 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, Row, Table, bindparam, case, func, select, update
+from sqlalchemy import Connection, Row, bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
+from salesplan.kit.repository import table_of
 from salesplan.kit.scoping import OrgScope, in_organization, organization_parameter
 from salesplan.models.calendar import CalendarEvent
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
 
 SNIPPET = 200
-_THREADS: Table = FeedThread.__table__  # type: ignore[assignment]
-_MESSAGES: Table = FeedMessage.__table__  # type: ignore[assignment]
-_PARTICIPANTS: Table = FeedParticipant.__table__  # type: ignore[assignment]
-_REPLIES: Table = EngageReply.__table__  # type: ignore[assignment]
-_EVENTS: Table = CalendarEvent.__table__  # type: ignore[assignment]
+_THREADS = table_of(FeedThread)
+_MESSAGES = table_of(FeedMessage)
+_PARTICIPANTS = table_of(FeedParticipant)
+_REPLIES = table_of(EngageReply)
+_EVENTS = table_of(CalendarEvent)
 
 
 @dataclass

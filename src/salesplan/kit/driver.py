@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import sqltypes
+from sqlalchemy.sql.elements import ClauseElement
 
 from salesplan.kit.adapters import begin_on_driver, bind_processors, result_processor
 
@@ -76,7 +77,9 @@ class DriverStatement:
         dialect = conn.dialect
         found = self._compiled_for.get(dialect.name)
         if found is None:
-            compiled: Any = self.statement.compile(dialect=dialect)  # type: ignore[attr-defined]
+            statement = self.statement
+            assert isinstance(statement, ClauseElement)  # a select(), insert(), text(), …
+            compiled: Any = statement.compile(dialect=dialect)
             if compiled.insert_prefetch or compiled.update_prefetch:
                 # SQLAlchemy computes these values (a column's Python default or onupdate, as
                 # `updated_at`'s) when it executes the statement itself; here they would go
@@ -164,9 +167,10 @@ class DriverStatement:
             return
         compiled = self._compiled(conn)
         args = [compiled.args(row) for row in rows]
-        raw = await conn.get_raw_connection()
+        driver = (await conn.get_raw_connection()).driver_connection
+        assert driver is not None  # a checked-out connection has its driver's
         try:
-            await raw.driver_connection.executemany(compiled.sql, args)  # type: ignore[union-attr]
+            await driver.executemany(compiled.sql, args)
         except Exception as exc:
             if name == "postgresql" and _connection_lost(exc):
                 await conn.invalidate(exc)
@@ -193,8 +197,9 @@ class DriverStatement:
         self, conn: AsyncConnection, params: Mapping[str, Any]
     ) -> list[tuple[Any, ...]]:
         compiled = self._compiled(conn)
-        raw = await conn.get_raw_connection()
-        rows = await raw.driver_connection.execute_fetchall(compiled.sql, compiled.args(params))  # type: ignore[union-attr]
+        driver = (await conn.get_raw_connection()).driver_connection
+        assert driver is not None  # a checked-out connection has its driver's
+        rows = await driver.execute_fetchall(compiled.sql, compiled.args(params))
         if not compiled.results:
             return [tuple(row) for row in rows]
         out = []

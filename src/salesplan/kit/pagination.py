@@ -15,13 +15,14 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 import orjson
 from fastapi import Depends, Query, Request
-from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, select, tuple_
+from sqlalchemy import BigInteger, ColumnElement, Integer, bindparam, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.fields import InstantQuery
 from salesplan.kit.schemas import INT32_MAX, PaginationMeta, QueryText
+from salesplan.kit.scoping import AnySelect
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -129,8 +130,7 @@ def list_params(sortable: Sequence[str], default: str = "createdAt") -> Any:
         str | None, Query(alias="sortBy", json_schema_extra={"enum": list(allowed)})
     ]
     # Read by the MCP tool derived from a list route (its `sortBy` enum and default).
-    dependency.sortable = allowed  # type: ignore[attr-defined]
-    dependency.default_sort = default  # type: ignore[attr-defined]
+    vars(dependency).update(sortable=allowed, default_sort=default)
     return Depends(dependency)
 
 
@@ -259,7 +259,7 @@ _TOTAL = "_total"
 
 async def paginate(
     db: AsyncSession | AsyncConnection,
-    stmt: Select,  # type: ignore[type-arg]
+    stmt: AnySelect,
     params: ListParams,
     *,
     sort_columns: Mapping[str, Any],
@@ -360,7 +360,7 @@ def _section_ends(sort_col: Any, id_column: Any, desc: bool, keyset: str) -> boo
 
 
 def _page(
-    stmt: Select,  # type: ignore[type-arg]
+    stmt: AnySelect,
     params: ListParams,
     sort_col: Any,
     id_column: Any,
@@ -415,7 +415,7 @@ _DERIVED: dict[tuple[int, str, bool, str, str], tuple[Any, _Page]] = {}
 
 
 def _page_statements(
-    stmt: Select,  # type: ignore[type-arg]
+    stmt: AnySelect,
     sort_col: Any,
     id_column: Any,
     desc: bool,
@@ -462,11 +462,11 @@ def _page_statements(
 
 
 def ordered_part(
-    stmt: Select,  # type: ignore[type-arg]
+    stmt: AnySelect,
     sort_col: Any,
     id_column: Any,
     params: ListParams,
-) -> Select:  # type: ignore[type-arg]
+) -> AnySelect:
     """One part of a `UNION ALL` that `paginate` pages over, in cursor mode sorted like the
     page, after the cursor's key and limited to the page (the `_after_*` and `_limit`
     parameters `paginate` binds), wrapped as a subquery: each part then stops early on its own

@@ -18,19 +18,31 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, Table, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import DeclarativeBase
 
 from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, get_scoped, scoped
+from salesplan.kit.scoping import AnySelect, TenantScope, get_scoped, scoped
 from salesplan.kit.search import contains_ci
 
-M = TypeVar("M")
+# A mapped class (SQLAlchemy's declarative base: every table of `models/`). A protocol naming
+# `id` and `organization_id` is refused by mypy for the mapped classes within the package's
+# import cycle with `models/` (their `Mapped` descriptors are not yet resolved there).
+M = TypeVar("M", bound=DeclarativeBase)
 T = TypeVar("T")
+
+
+def table_of(model: type[DeclarativeBase]) -> Table:
+    """The mapped class's `Table` (typed: `__table__` is declared a `FromClause`)."""
+    table = model.__table__
+    if not isinstance(table, Table):  # pragma: no cover - every model here maps one table
+        raise TypeError(f"{model.__name__} is not mapped to a Table")
+    return table
 
 
 def apply(row: Any, fields: Mapping[str, Any]) -> None:
@@ -97,7 +109,7 @@ def sorts(model: Any, **more: Any) -> dict[str, Any]:
 
 async def page_of(
     session: AsyncSession,
-    stmt: Select,  # type: ignore[type-arg]
+    stmt: AnySelect,
     model: Any,
     params: ListParams,
     codec: CursorCodec,
@@ -123,7 +135,7 @@ async def page_of(
 
 
 class Repository(Generic[M]):
-    model: ClassVar[Any]
+    model: type[M]
     sort_columns: ClassVar[Mapping[str, Any]] = {}
     search_columns: ClassVar[tuple[Any, ...]] = ()
     conflict_name: ClassVar[str | None] = None  # "lead": a duplicate crmId is a 409
@@ -132,7 +144,7 @@ class Repository(Generic[M]):
         self.session = session
         self.ctx = ctx
 
-    def select(self) -> Select:  # type: ignore[type-arg]
+    def select(self) -> Select[M]:
         """`SELECT model` in the organization (add `.where(...)` to narrow it)."""
         return scoped(select(self.model), self.ctx, self.model)
 
@@ -156,19 +168,21 @@ class Repository(Generic[M]):
         `updated_since` (then by `updatedAt` unless `sortBy` says otherwise), `params.search`
         matched (case-insensitive, contains) against `search_columns`, sorted by
         `sort_columns`."""
+        table: Any = self.model  # archived_at, updated_at: columns of most tables, not all
         stmt = self.select().where(*where)
-        if not include_archived and hasattr(self.model, "archived_at"):
-            stmt = stmt.where(self.model.archived_at.is_(None))
+        if not include_archived and hasattr(table, "archived_at"):
+            stmt = stmt.where(table.archived_at.is_(None))
         if updated_since is not None:
-            stmt = stmt.where(self.model.updated_at >= updated_since)
+            stmt = stmt.where(table.updated_at >= updated_since)
             params = changed_since(params, updated_since)
         return await page_of(
-            self.session, stmt, self.model, params, codec, self.sort_columns, self.search_columns
+            self.session, stmt, table, params, codec, self.sort_columns, self.search_columns
         )
 
     async def insert(self, row: M) -> M:
         """Add a new row (its organization is the context's) and flush."""
-        row.organization_id = self.ctx.organization_id  # type: ignore[attr-defined]
+        owned: Any = row  # organization_id is TenantMixin's declared_attr: read-only to mypy
+        owned.organization_id = self.ctx.organization_id
         self.session.add(row)
         await self.flush(row)
         return row

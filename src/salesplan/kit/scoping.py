@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, TypeVarTuple
 
-from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import Row, Select, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.errors import NotFound
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
+
+# Any SELECT, whatever it selects (SQLAlchemy 2.1's `Select` is variadic: `Select[Account]`,
+# `Select[uuid.UUID, str]`), for code that runs one and reads its rows generically.
+AnySelect = Select[*tuple[Any, ...]]
+# Any row of such a SELECT.
+AnyRow = Row[*tuple[Any, ...]]
 
 
 class TenantScope(Protocol):
@@ -31,7 +38,7 @@ class OrgScope:
     organization_id: uuid.UUID
 
 
-def scoped(stmt: Select, ctx: TenantScope, model: Any | None = None) -> Select:  # type: ignore[type-arg]
+def scoped(stmt: Select[*Ts], ctx: TenantScope, model: Any | None = None) -> Select[*Ts]:
     """Restrict `stmt` to the context's organization.
 
     `model` defaults to the statement's first entity; pass it when selecting columns of
@@ -47,7 +54,7 @@ def in_organization(model: Any, ctx: TenantScope) -> Any:
     return model.organization_id == ctx.organization_id
 
 
-def scoped_by_parameter(stmt: Select, model: Any | None = None) -> Select:  # type: ignore[type-arg]
+def scoped_by_parameter(stmt: Select[*Ts], model: Any | None = None) -> Select[*Ts]:
     """`scoped` for a statement built once and run many times (a hot read): the organization is
     the statement's parameter `organization_id`, to pass with the others
     (`{"organization_id": ctx.organization_id, ...}`). Building a statement costs more CPU than

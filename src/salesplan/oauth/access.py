@@ -12,13 +12,13 @@ from datetime import timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import Principal
+from salesplan.auth.repository import user_organizations
 from salesplan.auth.tokens import (
     Resolved,
     hashes_match,
     principal_cache,
     register_token_kind,
     token_hash,
-    user_organizations,
 )
 from salesplan.errors import Unauthorized
 from salesplan.kit.clock import utcnow

@@ -12,13 +12,13 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth.repository import user_organizations
 from salesplan.auth.tokens import (
     check_member_of,
     chosen_scopes,
     hashes_match,
     principal_cache,
     token_hash,
-    user_organizations,
 )
 from salesplan.errors import NotFound, ValidationFailed
 from salesplan.models.identity import User

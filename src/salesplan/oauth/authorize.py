@@ -17,8 +17,9 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.auth.repository import user_organizations
 from salesplan.auth.scopes import parse_scopes
-from salesplan.auth.tokens import token_hash, user_organizations
+from salesplan.auth.tokens import token_hash
 from salesplan.kit.clock import utcnow
 from salesplan.models.oauth import OAuthApp, OAuthCode
 from salesplan.oauth.apps import app_by_client_id, is_url_client_id

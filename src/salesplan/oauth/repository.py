@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.clock import utcnow
@@ -64,7 +64,7 @@ async def spend_code(session: AsyncSession, code_id: uuid.UUID) -> bool:
         .where(OAuthCode.id == code_id, OAuthCode.used_at.is_(None))
         .values(used_at=utcnow())
     )
-    return bool(spent.rowcount == 1)  # type: ignore[attr-defined]
+    return isinstance(spent, CursorResult) and spent.rowcount == 1
 
 
 async def revoke_tokens_of_code(session: AsyncSession, code_id: uuid.UUID) -> list[uuid.UUID]:

@@ -4,11 +4,12 @@ RFC 6749 shape, per-IP limits on registration and token (a 429 there is RFC-shap
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.responses import HTMLResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes, unknown_scopes
@@ -28,9 +29,11 @@ from salesplan.oauth.token import (
     grant_authorization_code,
     grant_client_credentials,
 )
-from salesplan.web.session import current_user
 
 router = APIRouter(tags=["oauth"])
+
+# GET /authorize renders the sign-in redirect or the consent page of the web layer.
+AuthorizePage = Callable[[Request, AsyncSession], Awaitable[Response]]
 
 
 def _rate_limited(exc: RateLimited) -> OAuthError:
@@ -152,21 +155,9 @@ async def register_client(request: Request, session: SessionDep) -> Response:
 )
 async def authorize(request: Request, session: SessionDep) -> Response:
     """Start the authorization code flow (PKCE S256): sign in, then consent."""
-    from salesplan.web.consent import checked_request, consent_page
-
-    params = {name: request.query_params.getlist(name) for name in request.query_params}
-    auth_request = await checked_request(request, session, params, _found)
-    if isinstance(auth_request, Response):
-        return auth_request
-    user = await current_user(request, session)
-    if user is None:
-        here = request.url.path + ("?" + request.url.query if request.url.query else "")
-        return RedirectResponse("/login?" + urlencode({"next": here}), status_code=302)
-    return await consent_page(request, session, auth_request, user)
-
-
-def _found(location: str) -> Response:
-    return RedirectResponse(location, status_code=302)
+    # The page is the web layer's (`web.consent.authorize_page`), handed over by `create_app`.
+    page: AuthorizePage = request.app.state.authorize_page
+    return await page(request, session)
 
 
 def _form_fields(form: Any) -> dict[str, str]:

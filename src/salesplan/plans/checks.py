@@ -15,6 +15,7 @@ from salesplan.auth.principal import RequestContext
 from salesplan.errors import Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
+from salesplan.kit.ids import uuid7
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.scoping import get_scoped, not_found
 from salesplan.models.identity import Membership
@@ -148,8 +149,6 @@ async def check_assignee(
 
 
 def new_id() -> uuid.UUID:
-    from salesplan.kit.ids import uuid7
-
     return uuid7()
 
 

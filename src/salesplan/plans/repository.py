@@ -29,7 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, scoped, scoped_by_parameter
+from salesplan.kit.scoping import AnyRow, TenantScope, scoped, scoped_by_parameter
 from salesplan.kit.search import contains_ci
 from salesplan.models.crm import BuyingGroup, Opportunity
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -193,7 +193,7 @@ async def plan_version(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UU
 
 async def plan_row_with_version(
     conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID
-) -> Row[Any] | None:
+) -> AnyRow | None:
     """The plan's wire columns and its version (getPlan's first statement)."""
     params = {"plan_id": plan_id, "organization_id": ctx.organization_id}
     return (await conn.execute(_PLAN_ROW, params)).first()

@@ -19,6 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
+
 log = logging.getLogger("salesplan.ratelimit")
 
 # A store error is logged at most once per this many seconds, so that an outage does not flood
@@ -191,11 +197,6 @@ class RedisStore:
         pause: float = 1.0,
         client: Any = None,
     ) -> None:
-        from redis.asyncio import Redis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-        from redis.exceptions import ConnectionError as RedisConnectionError
-
         self.prefix = prefix
         # One immediate retry heals a pooled connection that died with a restarted server; no
         # backoff, so that an outage costs a request milliseconds, not seconds. Never retried
@@ -234,8 +235,6 @@ class RedisStore:
             )
 
     async def _run_script(self, key: str, limit: int, window_us: int, member: str) -> Any:
-        from redis.exceptions import NoScriptError
-
         try:
             return await self._redis.evalsha(self._sha, 1, key, limit, window_us, member)
         except NoScriptError:

@@ -12,12 +12,12 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, delete, func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.repository import Repository, sorts
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import AnyRow, TenantScope, scoped
 from salesplan.models.crm import Account, Contact
 from salesplan.models.identity import Membership, Organization, User
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -295,7 +295,7 @@ async def people(
 
 async def room_comments(
     conn: AsyncConnection, scope: TenantScope, plan_id: uuid.UUID
-) -> Sequence[Row[Any]]:
+) -> Sequence[AnyRow]:
     """The plan's comments that may reach its room (never `internal` ones), oldest first:
     (id, task id, body, author type, author name, created at)."""
     stmt = scoped(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,6 +32,24 @@ router = APIRouter(include_in_schema=False)
 
 # The consent form's checkboxes: one per requested scope, ticked; the person may untick any.
 GRANTED = "granted_scope"
+
+
+async def authorize_page(request: Request, session: AsyncSession) -> Response:
+    """GET /api/v1/oauth/authorize (oauth/router.py): the checked request, then sign in, then
+    the consent page."""
+    params = {name: request.query_params.getlist(name) for name in request.query_params}
+    auth_request = await checked_request(request, session, params, _found)
+    if isinstance(auth_request, Response):
+        return auth_request
+    user = await current_user(request, session)
+    if user is None:
+        here = request.url.path + ("?" + request.url.query if request.url.query else "")
+        return RedirectResponse("/login?" + urlencode({"next": here}), status_code=302)
+    return await consent_page(request, session, auth_request, user)
+
+
+def _found(location: str) -> Response:
+    return RedirectResponse(location, status_code=302)
 
 
 async def checked_request(

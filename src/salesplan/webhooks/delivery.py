@@ -386,6 +386,6 @@ async def _record(
 
 async def prune_webhook_events(ctx: WorkerContext) -> None:
     """Forget events older than 30 days (and their deliveries); run by the pruning job kind
-    (`worker.pruning.Periodic`) at most once an hour."""
+    (`jobs.pruning.Periodic`) at most once an hour."""
     async with ctx.unit_of_work() as uow, uow.atomic() as conn:
         await repository.prune(conn, utcnow() - KEEP_EVENTS)

@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
 from salesplan.errors import Conflict, NotFound, Unprocessable, ValidationFailed
@@ -22,6 +21,7 @@ from salesplan.kit.patch import reject_nulls
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import TenantScope
 from salesplan.models.webhooks import WebhookEndpoint
+from salesplan.organizations.admin import require_admin
 from salesplan.webhooks import attempts_repository, signing
 from salesplan.webhooks.catalog import CATALOG, TEST_TYPE
 from salesplan.webhooks.events import SUBSCRIBABLE, record_for_endpoint, thin

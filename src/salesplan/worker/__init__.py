@@ -1,2 +1,2 @@
-"""The background worker: one loop (`salesplan worker`, or in-process in the embedded default)
-that runs every domain's job kinds. A domain adds a job kind in `salesplan.worker.kinds`."""
+"""What a job kind receives (`context.WorkerContext`) and uses (`claims`, `wake_worker`): below
+every domain. The loop and the list of job kinds are the composition root's, `salesplan.jobs`."""

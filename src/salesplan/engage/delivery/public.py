@@ -20,7 +20,7 @@ from salesplan.engage.delivery.inbound import receive_email, suppress
 from salesplan.engage.delivery.integrations import inbound_secret
 from salesplan.engage.delivery.queue import count_engagement
 from salesplan.engage.delivery.signing import verify_link
-from salesplan.errors import NotFound, Unauthorized, ValidationFailed
+from salesplan.errors import NotFound, PayloadTooLarge, Unauthorized, ValidationFailed
 from salesplan.models.engage_delivery import EngageMessage
 
 router = APIRouter(include_in_schema=False)
@@ -113,8 +113,6 @@ async def inbound_email(
     """Take a raw RFC 5322 message (a reply, a DSN or a complaint report)."""
     raw = await request.body()
     if len(raw) > MAX_INBOUND_BYTES:
-        from salesplan.errors import PayloadTooLarge
-
         raise PayloadTooLarge()
     header = request.headers.get("x-salesplan-signature", "")
     secret = await inbound_secret(

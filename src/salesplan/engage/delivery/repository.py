@@ -16,7 +16,6 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Date,
-    Table,
     and_,
     bindparam,
     case,
@@ -32,6 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.repository import table_of
 from salesplan.kit.scoping import OrgScope, TenantScope, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import EngageSuppression
@@ -170,7 +170,7 @@ async def nth_sent_since(
 def sent_statement() -> Any:
     """A group's `sent`, written only where this worker still holds the lease; answers the
     ids written. Binds: b_ids, b_owner, b_at, b_from."""
-    table: Table = EngageMessage.__table__  # type: ignore[assignment]
+    table = table_of(EngageMessage)
     at = bindparam("b_at", type_=table.c.sent_at.type)
     return (
         table.update()
@@ -199,7 +199,7 @@ def sent_statement() -> Any:
 @functools.cache
 def _outcome_statement() -> Any:
     """One message's outcome, written only while this worker still holds its lease."""
-    table: Table = EngageMessage.__table__  # type: ignore[assignment]
+    table = table_of(EngageMessage)
     return (
         table.update()
         .where(table.c.id == bindparam("b_id"), table.c.lease_owner == bindparam("b_owner"))

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import exists, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox_or_none
+from salesplan.kit.repository import M
 from salesplan.kit.scoping import OrgScope, TenantScope, in_organization, scoped
 from salesplan.models.crm import Contact
 from salesplan.models.engage import (
@@ -29,8 +30,6 @@ from salesplan.models.engage import (
 )
 from salesplan.models.engage_delivery import EngageMessage
 from salesplan.worker.claims import candidates
-
-T = TypeVar("T")
 
 Enrollment = EngageEnrollment
 LIVE = ("pending", "scheduled", "sent")
@@ -247,12 +246,13 @@ async def pending_enrollments(
 
 
 async def by_id(
-    session: AsyncSession, model: type[T], scope: TenantScope, ids: set[uuid.UUID]
-) -> dict[uuid.UUID, T]:
+    session: AsyncSession, model: type[M], scope: TenantScope, ids: set[uuid.UUID]
+) -> dict[uuid.UUID, M]:
     """The organization's rows of `model` among `ids`, by id, in one query."""
     table: Any = model
     stmt = scoped(select(model).where(table.id.in_(ids)), scope, model)
-    return {row.id: row for row in (await session.scalars(stmt)).all()}
+    found: list[Any] = list((await session.scalars(stmt)).all())  # M names no columns
+    return {row.id: row for row in found}
 
 
 async def suppressed_among(session: AsyncSession, scope: TenantScope, emails: set[str]) -> set[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from salesplan.auth.admin import require_admin
 from salesplan.auth.principal import RequestContext
 from salesplan.engage.delivery.events import SuppressionDeleted
 from salesplan.engage.delivery.schemas import SuppressionOut
@@ -17,6 +16,7 @@ from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.models.engage import EngageSuppression
+from salesplan.organizations.admin import require_admin
 
 
 async def list_suppressions(

@@ -14,16 +14,21 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
+import asyncpg
 from sqlalchemy.engine import make_url
 
+from salesplan.config import Settings
+from salesplan.db import create_engine, create_sessionmaker
+from salesplan.events import handlers
+from salesplan.jobs.kinds import job_kinds
 from salesplan.worker import context as worker_context
 from salesplan.worker.context import WAKE_CHANNEL, JobKind, WorkerContext
-from salesplan.worker.kinds import job_kinds
 
 log = logging.getLogger("salesplan.worker")
 
@@ -63,8 +68,6 @@ class _Listener:
     async def ensure(self) -> None:
         if self._conn is not None and not self._conn.is_closed():
             return
-        import asyncpg
-
         try:
             self._conn = await asyncpg.connect(self._dsn)
             await self._conn.add_listener(WAKE_CHANNEL, self._notified)
@@ -140,17 +143,13 @@ async def in_process_worker(app: Any) -> AsyncIterator[None]:
             worker_context.in_process_wakeup = None
 
 
-async def run_standalone(settings: Any) -> None:
+async def run_standalone(settings: Settings) -> None:
     """`salesplan worker`: the loop until SIGTERM/SIGINT."""
-    import signal
-
-    from salesplan.db import create_engine, create_sessionmaker
-
     engine = create_engine(settings)
     ctx = WorkerContext(
         settings=settings,
         engine=engine,
-        sessionmaker=create_sessionmaker(engine),
+        sessionmaker=create_sessionmaker(engine, handlers()),
         worker_id=new_worker_id(),
     )
     loop = asyncio.get_running_loop()

@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from salesplan.idempotency import prune_expired
+from salesplan.rooms.access import prune
 from salesplan.worker.context import WorkerContext
 
 log = logging.getLogger("salesplan.worker")
@@ -62,8 +63,6 @@ ROOMS_EVERY_SECONDS = 3600.0
 
 
 async def prune_room_sign_ins(ctx: WorkerContext) -> None:
-    from salesplan.rooms.access import prune
-
     async with ctx.unit_of_work() as uow:
         await prune(await uow.session())
 
