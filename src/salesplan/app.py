@@ -118,7 +118,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestMiddleware)
     if settings.trusted_proxies:
         # The client address (per-IP limits) comes from X-Forwarded-For only when the peer is
-        # a configured proxy; `salesplan serve` runs uvicorn with proxy_headers off.
+        # a configured proxy; `salesplan serve` runs its server (granian or uvicorn)
+        # with no proxy header support of its own (tests/reliability/test_forwarded_for.py).
         from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)

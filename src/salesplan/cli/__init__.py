@@ -83,7 +83,7 @@ def serve(
         Server | None,
         typer.Option(
             metavar="NAME",
-            help="HTTP server: uvicorn (default) or granian (SALESPLAN_SERVER).",
+            help="HTTP server: granian (default) or uvicorn (SALESPLAN_SERVER).",
             show_default=False,
         ),
     ] = None,
