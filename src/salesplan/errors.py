@@ -1,15 +1,18 @@
-"""The one error type and the handlers that render every error as an ErrorEnvelope."""
+"""The one error type and the handlers that render every error as an ErrorEnvelope.
+
+The error types import no web framework (services and CLI commands raise them; a command
+starts without FastAPI): the handlers import FastAPI's and Starlette's names when they run."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from sqlalchemy.exc import DBAPIError
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import JSONResponse, Response
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI, Request
+    from starlette.responses import JSONResponse, Response
 
 log = logging.getLogger("salesplan.errors")
 
@@ -121,6 +124,8 @@ def error_response(
     details: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
+    from starlette.responses import JSONResponse
+
     return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
 
 
@@ -180,6 +185,8 @@ def _not_json(request: Request, errors: list[dict[str, Any]]) -> str | None:
 
 
 async def _request_validation(request: Request, exc: Exception) -> Response:
+    from fastapi.exceptions import RequestValidationError
+
     assert isinstance(exc, RequestValidationError)
     errors = list(exc.errors())
     media = _not_json(request, errors)
@@ -203,6 +210,8 @@ async def _request_validation(request: Request, exc: Exception) -> Response:
 
 
 async def _http_exception(request: Request, exc: Exception) -> Response:
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
     assert isinstance(exc, StarletteHTTPException)
     code, message = _HTTP_CODES.get(exc.status_code, ("error", str(exc.detail)))
     if exc.status_code == 404 and exc.detail not in (None, "Not Found"):
@@ -230,6 +239,9 @@ async def _dbapi_error(request: Request, exc: Exception) -> Response:
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
     app.add_exception_handler(DBAPIError, _dbapi_error)
     app.add_exception_handler(AppError, _app_error)
     app.add_exception_handler(RequestValidationError, _request_validation)
