@@ -352,3 +352,5 @@ def test_listing_users_starts_without_the_web_stack(cli_db: str) -> None:
     }
     assert "salesplan.organizations.repository" in imported  # the trace is the command's
     assert not {m for m in imported if m.split(".")[0] in WEB_STACK or m in WEB_STACK}
+    # typer's rich renderer of errors and help: imported when one is printed, not at start
+    assert "typer.rich_utils" not in imported
