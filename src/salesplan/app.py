@@ -27,7 +27,7 @@ from salesplan.db import (
     create_engine,
 )
 from salesplan.engage.delivery.public import router as engage_public_router
-from salesplan.errors import install_error_handlers
+from salesplan.error_handlers import install_error_handlers
 from salesplan.events import handlers
 from salesplan.feed.slack import router as feed_slack_router
 from salesplan.jobs.loop import in_process_worker
@@ -52,6 +52,7 @@ from salesplan.web.maps import router as maps_router
 from salesplan.web.pages import STATIC
 from salesplan.web.router import router as web_router
 from salesplan.web.webhooks import router as webhooks_page_router
+from salesplan.webhooks.catalog import openapi_webhooks
 
 log = logging.getLogger("salesplan")
 
@@ -134,7 +135,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(RequestMiddleware)
     if settings.trusted_proxies:
         # The client address (per-IP limits) comes from X-Forwarded-For only when the peer is
-        # a configured proxy; `salesplan serve` runs uvicorn with proxy_headers off.
+        # a configured proxy; `salesplan serve` runs its server (granian or uvicorn)
+        # with no proxy header support of its own (tests/reliability/test_forwarded_for.py).
         app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
 
     include_flat(app, health_router)
@@ -164,8 +166,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             return JSONResponse({"ok": True})
 
         app.router.routes.append(Route("/_bench/floor", floor))
-
-    from salesplan.webhooks.catalog import openapi_webhooks
 
     def openapi() -> dict[str, Any]:
         return build_openapi(app, extend=openapi_webhooks)

@@ -84,8 +84,9 @@ class Settings(BaseSettings):
     db_statement_timeout: float = 30.0
     db_pool_timeout: float = 5.0
     log_level: str = "info"
-    # The HTTP server `salesplan serve` runs (cli/serving.py): granian or uvicorn.
-    server: Literal["granian", "uvicorn"] = "uvicorn"
+    # The HTTP server `salesplan serve` runs (cli/serving.py): granian (measured faster end to
+    # end, bench/servers.py) or uvicorn.
+    server: Literal["granian", "uvicorn"] = "granian"
     # Benchmarks only: adds GET /_bench/floor, a bare route with no auth and no database.
     bench_routes: bool = False
 

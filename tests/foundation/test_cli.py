@@ -324,3 +324,33 @@ async def test_demo_is_idempotent_and_prints_a_key(cli_db: str) -> None:
     assert one["organizationId"] == second["organizationId"]
     assert one["apiKey"] != second["apiKey"] and second["apiKey"].startswith("sp_live_")
     assert one["email"] and one["password"] and one["signIn"].endswith("/login")
+
+
+# What a command that only reads must not import to start at once (issue 44: `admin list-users`
+# under a second): the web framework and the app's event wiring (every domain's handlers).
+WEB_STACK = ("fastapi", "starlette", "salesplan.events", "salesplan.app")
+
+
+def test_listing_users_starts_without_the_web_stack(cli_db: str) -> None:
+    org = run_cli(cli_db, "admin", "create-org", "--name", "Initech")
+    assert org.returncode == 0, org.stderr
+    env = dict(os.environ) | _database_env(cli_db, None)
+    listed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "salesplan.cli", "admin", "list-users"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in env.items() if v is not None},
+        timeout=120,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in listed.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "salesplan.organizations.repository" in imported  # the trace is the command's
+    assert not {m for m in imported if m.split(".")[0] in WEB_STACK or m in WEB_STACK}
+    # typer's rich renderer of errors and help: imported when one is printed, not at start
+    assert "typer.rich_utils" not in imported

@@ -14,7 +14,7 @@ from sqlalchemy import literal, select, text
 from salesplan import db
 from salesplan.app import create_app
 from salesplan.config import Settings
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 
 ORGS = "/api/v1/organizations"
 probe = APIRouter()

@@ -13,8 +13,9 @@ from pydantic import BaseModel
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import Principal, RequestContext
-from salesplan.db import SessionDep
-from salesplan.kit.pagination import ListParams, list_params
+from salesplan.db_dependencies import SessionDep
+from salesplan.kit.list_query import list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.tools import as_tool, tool_options
 from salesplan.mcp.derive import derive, flagged_routes, requirement_of
 from salesplan.mcp.registry import TOOLS, input_schema

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from salesplan.app import create_app
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 
 SECRET = "ada.secret@example.com"
 

@@ -20,8 +20,9 @@ from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import service as groups
 from salesplan.buying_groups.schemas import BuyingGroupOut
-from salesplan.db import SessionDep, unit_of_work
-from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
+from salesplan.db_dependencies import SessionDep, unit_of_work
+from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import CONDITIONAL_READ, json_response, revalidated_json
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted

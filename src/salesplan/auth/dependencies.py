@@ -22,7 +22,7 @@ from salesplan.auth.organization import (
 )
 from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
 from salesplan.auth.tokens import bearer_token, cached_principal, resolve_token
-from salesplan.db import check_available
+from salesplan.db_dependencies import check_available
 from salesplan.errors import Forbidden, RateLimited
 from salesplan.kit.uow import UnitOfWork
 from salesplan.ratelimit.limiter import RateLimiter

@@ -12,8 +12,9 @@ from salesplan.auth.principal import RequestContext
 from salesplan.buying_groups import descriptions as text
 from salesplan.buying_groups import service
 from salesplan.buying_groups.schemas import BuyingGroupIn, BuyingGroupOut, BuyingGroupPatch
-from salesplan.db import SessionDep
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.db_dependencies import SessionDep
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool

@@ -24,10 +24,11 @@ from salesplan.calendar.schemas import (
     SummaryOut,
     TranscriptOut,
 )
-from salesplan.db import SessionDep, UoW
+from salesplan.db_dependencies import SessionDep, UoW
 from salesplan.kit import outbound
 from salesplan.kit.fields import DateTime
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response, page_response, tag_matches
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool

@@ -7,11 +7,12 @@ imports when it runs (see `support.py`)."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import typer.rich_utils
-from typer.core import TyperOption
+from typer.core import TyperGroup, TyperOption
 
 from salesplan import __version__
 from salesplan.cli.admin import admin
@@ -42,10 +43,42 @@ def _option_label(self: TyperOption, ctx: typer.Context) -> str | None:
 
 
 TyperOption.display_type_rich = _option_label  # type: ignore[method-assign,assignment]
-# Usage errors as one `error: …` line, like every other error of the command.
-typer.rich_utils.rich_format_error = usage_error  # type: ignore[assignment]
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="salesplan server and admin.")
+
+class _Salesplan(TyperGroup):
+    """The `salesplan` command: its usage errors (a missing option, a bad value) as one
+    `error: …` line, like every other error of the command, rendered here rather than by
+    typer's rich error renderer, whose import is a third of a command's start."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            result = super().main(
+                args, prog_name, complete_var, False, windows_expand_args, **extra
+            )
+        except typer.TyperException as exc:  # click's ClickException (a usage error)
+            usage_error(exc)
+            sys.exit(exc.exit_code)
+        except typer.Abort:  # Ctrl-D at a prompt: typer's own line
+            from typer import rich_utils
+
+            rich_utils.rich_abort_error()
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+app = typer.Typer(
+    cls=_Salesplan, no_args_is_help=True, add_completion=False, help="salesplan server and admin."
+)
 app.add_typer(admin, name="admin")
 
 
@@ -83,7 +116,7 @@ def serve(
         Server | None,
         typer.Option(
             metavar="NAME",
-            help="HTTP server: uvicorn (default) or granian (SALESPLAN_SERVER).",
+            help="HTTP server: granian (default) or uvicorn (SALESPLAN_SERVER).",
             show_default=False,
         ),
     ] = None,

@@ -23,9 +23,12 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from sqlalchemy.ext.asyncio import AsyncSession
+    from collections.abc import Sequence
+
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
     from salesplan.config import Settings
+    from salesplan.kit.events import DomainEvent, EventHandlers
 
 T = TypeVar("T")
 err = Console(stderr=True)
@@ -181,7 +184,6 @@ def run_in_session(
     """Run `fn` in one transaction on a migrated database; AppErrors become a clear exit 1."""
     from salesplan.config import Settings
     from salesplan.db import create_database, create_engine
-    from salesplan.events import handlers
 
     settings = settings or Settings()
     ensure_migrated(settings)
@@ -192,7 +194,7 @@ def run_in_session(
         engine = create_engine(settings)
         try:
             # One unit of work: committed with its domain events when `fn` returns.
-            async with UnitOfWork(create_database(engine, handlers())) as uow:
+            async with UnitOfWork(create_database(engine, wired_when_used())) as uow:
                 session = await uow.session()
                 await session.connection()  # reached: say which database this is
                 announce_database(settings)
@@ -201,6 +203,41 @@ def run_in_session(
             await engine.dispose()
 
     return run_on_database(go(), settings)
+
+
+def wired_when_used() -> EventHandlers:
+    """The app's event wiring (`salesplan.events.handlers()`), imported when a command's unit of
+    work first has an event to handle or asks who follows one: the wiring imports every
+    domain's handlers (and FastAPI with them), which a command that emits nothing (a list)
+    does not need to start."""
+    from salesplan.kit.events import EventHandlers
+
+    class WiredWhenUsed(EventHandlers):
+        def _wired(self) -> EventHandlers:
+            from salesplan.events import handlers
+
+            return handlers()
+
+        async def run_in_transaction(
+            self, conn: AsyncConnection, events: Sequence[DomainEvent]
+        ) -> None:
+            await self._wired().run_in_transaction(conn, events)
+
+        async def run_after_commit(self, events: Sequence[DomainEvent]) -> None:
+            if events:
+                await self._wired().run_after_commit(events)
+
+        async def interested(
+            self,
+            conn: AsyncConnection,
+            organization_id: uuid.UUID,
+            kinds: Sequence[type[DomainEvent]],
+            *,
+            besides: Sequence[object] = (),
+        ) -> bool:
+            return await self._wired().interested(conn, organization_id, kinds, besides=besides)
+
+    return WiredWhenUsed()
 
 
 def run_on_database(work: Coroutine[Any, Any, T], settings: Settings) -> T:

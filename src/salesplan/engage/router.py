@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.engage import campaigns, drafts, lists, templates
 from salesplan.engage.schemas import (
     BulkCampaignsIn,
@@ -47,7 +47,8 @@ from salesplan.engage.schemas import (
     TemplateOut,
     TemplatePatch,
 )
-from salesplan.kit.pagination import CursorCodec, CursorCodecDep, ListParams, list_params
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool

@@ -12,18 +12,13 @@ from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep, read_only
+from salesplan.db import read_only
+from salesplan.db_dependencies import SessionDep
 from salesplan.feed import descriptions as text
 from salesplan.feed import service
 from salesplan.feed.schemas import AnalyticsOut, AttentionItem, DateText, FeedMessageOut, InboxItem
-from salesplan.kit.pagination import (
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
-    CursorCodecDep,
-    ListParams,
-    list_params,
-    page_request,
-)
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ListParams, page_request
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import INT32_MAX, ListResponse, QueryText
 from salesplan.kit.tools import as_tool

@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import JSONResponse, Response
 
 from salesplan.auth.dependencies import public
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.engage.delivery.integrations import slack_signing_secret
 from salesplan.errors import PayloadTooLarge, Unauthorized, ValidationFailed
 from salesplan.feed.events import FeedMessageReceived

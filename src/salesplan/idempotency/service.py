@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import JSONResponse
 
 from salesplan.auth.principal import RequestContext
-from salesplan.db import unit_of_work
+from salesplan.db_dependencies import unit_of_work
 from salesplan.errors import AppError, Conflict, ValidationFailed
 from salesplan.idempotency import repository
 from salesplan.kit.clock import utcnow

@@ -19,13 +19,16 @@ import copy
 import functools
 import logging
 from collections.abc import Callable, Coroutine, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi.dependencies.models import Dependant
-from starlette.routing import BaseRoute, Match, Router
-from starlette.types import ASGIApp, Receive, Scope, Send
+# FastAPI and Starlette are imported by the hooks that use them, when they run: the SQLAlchemy
+# hooks below serve CLI commands too, which start without FastAPI.
+if TYPE_CHECKING:
+    # FastAPI's parsed route signature (`APIRoute.dependant`), for typing (mcp/derive.py).
+    from fastapi.dependencies.models import Dependant as Dependant
+    from starlette.routing import BaseRoute
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["Dependant"]  # FastAPI's parsed route signature (`APIRoute.dependant`), for typing
 
 log = logging.getLogger("salesplan.adapters")
 
@@ -125,15 +128,21 @@ def install_parameter_caches() -> list[str]:
 # --- Starlette: the router's dispatch ---------------------------------------------------------
 
 
-class _ProbeRoute(BaseRoute):
-    def __init__(self) -> None:
-        self.handled = False
+def _probe_route() -> Any:
+    """A route that matches every request and notes that it was handled."""
+    from starlette.routing import BaseRoute, Match
 
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        return Match.FULL, {}
+    class _ProbeRoute(BaseRoute):
+        def __init__(self) -> None:
+            self.handled = False
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self.handled = True
+        def matches(self, scope: Scope) -> tuple[Match, Scope]:
+            return Match.FULL, {}
+
+        async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+            self.handled = True
+
+    return _ProbeRoute()
 
 
 async def _nothing() -> Any:  # pragma: no cover - the probes never receive
@@ -147,6 +156,8 @@ async def _discard(message: Any) -> None:  # pragma: no cover - the probes never
 def _router_dispatch_works() -> str | None:
     """Why Starlette's Router cannot take our dispatch (None when it can): a router calls
     its `middleware_stack`, and a shallow copy of it with other routes dispatches to those."""
+    from starlette.routing import Router
+
     router = Router()
     if not callable(getattr(router, MIDDLEWARE_STACK, None)):
         return f"Router has no {MIDDLEWARE_STACK}"
@@ -161,7 +172,7 @@ def _router_dispatch_works() -> str | None:
         _drive(router(scope, _nothing, _discard))
         if not reached:
             return "Router.__call__ does not call middleware_stack"
-        probe = _ProbeRoute()
+        probe = _probe_route()
         _drive(router_view(router, [probe]).app(dict(scope), _nothing, _discard))
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"

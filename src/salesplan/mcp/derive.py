@@ -13,17 +13,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from fastapi import APIRouter
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field, create_model
 
 from salesplan.auth.dependencies import Requirement
-from salesplan.kit.adapters import Dependant
 from salesplan.kit.tools import ToolOptions, tool_options
 from salesplan.mcp.registry import ListArgs, ToolArgs, ToolSpec, register
 from salesplan.openapi import requirement_of, summary_of
+
+if TYPE_CHECKING:
+    from salesplan.kit.adapters import Dependant
 
 
 @dataclass(frozen=True)

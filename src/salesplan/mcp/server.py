@@ -47,7 +47,8 @@ from salesplan.auth.dependencies import authenticate
 from salesplan.auth.principal import Principal
 from salesplan.auth.scopes import READ_SCOPES
 from salesplan.config import Settings
-from salesplan.errors import AppError, Unauthorized, error_response
+from salesplan.error_handlers import error_response
+from salesplan.errors import AppError, Unauthorized
 from salesplan.kit.adapters import drop_handlers, lowlevel_server
 from salesplan.kit.uow import UnitOfWork
 from salesplan.mcp.call import TOKEN_TTL, OrganizationMemory

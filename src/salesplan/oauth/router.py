@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes, unknown_scopes
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.errors import RateLimited
 from salesplan.kit.clock import utcnow
 from salesplan.kit.responses import json_response

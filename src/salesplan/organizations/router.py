@@ -9,8 +9,9 @@ from fastapi import APIRouter, Response
 
 from salesplan.auth.dependencies import require_principal
 from salesplan.auth.principal import PrincipalContext
-from salesplan.db import SessionDep
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.db_dependencies import SessionDep
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool

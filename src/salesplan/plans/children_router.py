@@ -13,8 +13,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from salesplan.db import UoW, unit_of_work
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.db_dependencies import UoW, unit_of_work
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.tools import as_tool
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask

@@ -14,9 +14,10 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import Response
 
-from salesplan.db import UoW, unit_of_work
+from salesplan.db_dependencies import UoW, unit_of_work
 from salesplan.kit.fields import Date
-from salesplan.kit.pagination import CursorCodecDep, ListParams, UpdatedSince, list_params
+from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import CONDITIONAL_READ, json_response
 from salesplan.kit.tools import as_tool
 from salesplan.plans import descriptions as text

@@ -9,8 +9,9 @@ from fastapi import APIRouter, Query, Request, Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep, unit_of_work
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.db_dependencies import SessionDep, unit_of_work
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool

@@ -12,9 +12,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from salesplan.config import Settings
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.engage.delivery.schemas import QueueItemOut, SendMessageOut
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.plans.dependencies import Read, Write, listed

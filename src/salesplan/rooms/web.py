@@ -24,7 +24,7 @@ from fastapi import APIRouter, Request
 from starlette.datastructures import FormData
 from starlette.responses import Response
 
-from salesplan.db import UoW
+from salesplan.db_dependencies import UoW
 from salesplan.errors import RateLimited
 from salesplan.kit import uow as uow_kit
 from salesplan.kit.clock import utcnow

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.models.identity import User
 from salesplan.oauth.apps import is_url_client_id
 from salesplan.oauth.authorize import (

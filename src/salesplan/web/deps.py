@@ -15,7 +15,7 @@ from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
 from salesplan.auth.scopes import APPROVED_SCOPES, SCOPE_DESCRIPTIONS
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.models.identity import User
 from salesplan.web.session import csrf_valid, current_user
 

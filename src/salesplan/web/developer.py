@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from salesplan.auth.scopes import APPROVED_SCOPES, SCOPE_DESCRIPTIONS
 from salesplan.auth.tokens import create_api_key, expiry_in_days, key_status, revoke_api_key
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.errors import AppError, ValidationFailed
 from salesplan.models.oauth import OAuthApp
 from salesplan.oauth.apps import (

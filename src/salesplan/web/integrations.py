@@ -12,7 +12,7 @@ from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.engage.delivery.integrations import set_integration
 from salesplan.errors import Unprocessable, ValidationFailed
 from salesplan.feed.domains import parse_own_domains

@@ -9,7 +9,7 @@ import uuid
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.kit.scoping import OrgScope
 from salesplan.models.crm import Account, RelationshipMap
 from salesplan.models.identity import Organization, User

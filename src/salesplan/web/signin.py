@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from salesplan.auth.passwords import verify_password
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.errors import RateLimited
 from salesplan.organizations.repository import user_by_email
 from salesplan.ratelimit.limiter import RateLimiter

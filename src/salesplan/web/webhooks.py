@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import RedirectResponse, Response
 
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.errors import AppError
 from salesplan.kit.scoping import OrgScope, TenantScope
 from salesplan.organizations.repository import role_in

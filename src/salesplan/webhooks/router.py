@@ -11,8 +11,9 @@ from starlette.responses import Response
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
 from salesplan.config import Settings
-from salesplan.db import SessionDep
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.db_dependencies import SessionDep
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse, PaginationMeta
 from salesplan.webhooks import service

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.engage.delivery.inbound import receive_email, suppress
 from salesplan.engage.delivery.integrations import inbound_secret
 from salesplan.engage.delivery.queue import count_engagement

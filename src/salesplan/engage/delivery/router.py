@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
-from salesplan.db import SessionDep
+from salesplan.db_dependencies import SessionDep
 from salesplan.engage.delivery import campaign_runs, queue, suppressions
 from salesplan.engage.delivery.schemas import (
     AnalyticsOut,
@@ -27,7 +27,8 @@ from salesplan.engage.delivery.schemas import (
 from salesplan.engage.schemas import CampaignOut
 from salesplan.idempotency import run_idempotent
 from salesplan.kit.fields import Date
-from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
+from salesplan.kit.list_query import CursorCodecDep, list_params
+from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response, page_response
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import as_tool
