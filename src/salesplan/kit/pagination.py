@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.fields import InstantQuery
+from salesplan.kit.fields import Instant
 from salesplan.kit.schemas import INT32_MAX, PaginationMeta, QueryText
 
 DEFAULT_PAGE_SIZE = 50
@@ -145,9 +145,7 @@ UPDATED_SINCE = (
     "`updatedAt`). Add `includeArchived=true` to learn of deletions (archived rows)."
 )
 
-UpdatedSince = Annotated[
-    InstantQuery | None, Query(alias="updatedSince", description=UPDATED_SINCE)
-]
+UpdatedSince = Annotated[Instant | None, Query(alias="updatedSince", description=UPDATED_SINCE)]
 """The `updatedSince` query parameter of the lists a client syncs from (accounts, contacts,
 opportunities, leads, plans)."""
 
