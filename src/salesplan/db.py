@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from sqlalchemy import event
@@ -178,7 +177,9 @@ class AdmissionGate:
     back: with more requests in flight than connections, some wait many times the median (64
     connections on a pool of 10 + 10: p99 7 to 19 times p50 for reads, 6 times for
     updatePlanTask, bench/README.md). Requests wait here instead, in arrival order, and a
-    finishing request hands its place straight to the oldest waiter. `size` is half the pool's
+    finishing request hands its place straight to the oldest waiter whose organization holds
+    less than `share` places (half the gate: issue 38, one organization waiting on a lock left
+    another's requests 503). `size` is half the pool's
     connections, so that every admitted request can hold a second connection at once (its API
     key's lookup) without waiting for the pool, and the worker's jobs and the MCP and OAuth
     endpoints have connections left.
@@ -187,20 +188,43 @@ class AdmissionGate:
     `service_unavailable` with Retry-After by the middleware, without taking the database for
     down: it is busy, not gone."""
 
-    def __init__(self, size: int, timeout: float) -> None:
+    def __init__(self, size: int, timeout: float, share: int | None = None) -> None:
         self.size = size
         self.timeout = timeout
+        # At most this many places per key (the organization a request names): one
+        # organization whose requests wait on a lock cannot take the whole gate from the others.
+        self.share = share if share is not None else max(1, size // 2)
         self.active = 0
-        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        self.held: dict[Hashable, int] = {}
+        self._waiting: collections.deque[tuple[asyncio.Future[None], Hashable | None]] = (
+            collections.deque()
+        )
 
-    async def enter(self) -> bool:
-        """Take a place, waiting in line when all are taken; False after `timeout` seconds
-        of waiting (the caller answers 503 and must not `leave`)."""
-        if self.active < self.size and not self._waiting:
+    def _may(self, key: Hashable | None) -> bool:
+        return key is None or self.held.get(key, 0) < self.share
+
+    def _take(self, key: Hashable | None) -> None:
+        if key is not None:
+            self.held[key] = self.held.get(key, 0) + 1
+
+    def _next_waiter(self) -> tuple[asyncio.Future[None], Hashable | None] | None:
+        """The oldest waiter whose key is under its share (taken out of the line), if any."""
+        for entry in self._waiting:
+            place, key = entry
+            if not place.done() and self._may(key):
+                self._waiting.remove(entry)
+                return entry
+        return None
+
+    async def enter(self, key: Hashable | None = None) -> bool:
+        """Take a place, waiting in line when all are taken or `key` holds its share; False
+        after `timeout` seconds of waiting (the caller answers 503 and must not `leave`)."""
+        if self.active < self.size and self._may(key) and not self._eligible_waiting():
             self.active += 1
+            self._take(key)
             return True
         place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append(place)
+        self._waiting.append((place, key))
         try:
             async with asyncio.timeout(self.timeout):
                 await place  # resolved by `leave` with its place already counted
@@ -211,28 +235,38 @@ class AdmissionGate:
             return False
         except BaseException:
             if place.done() and not place.cancelled():
-                self.leave()  # handed over as the request was cancelled: pass it on
+                self.leave(key)  # handed over as the request was cancelled: pass it on
             else:
                 self._forget(place)
             raise
         return True
 
-    def leave(self) -> None:
-        while self._waiting:
-            place = self._waiting.popleft()
-            if place.done():
-                continue  # cancelled or timed out, already on its way out
+    def _eligible_waiting(self) -> bool:
+        return any(not place.done() and self._may(key) for place, key in self._waiting)
+
+    def leave(self, key: Hashable | None = None) -> None:
+        if key is not None:
+            left = self.held.get(key, 0) - 1
+            if left > 0:
+                self.held[key] = left
+            else:
+                self.held.pop(key, None)
+        while (waiter := self._next_waiter()) is not None:
+            place, waiting_key = waiter
             try:
                 place.set_result(None)
             except RuntimeError:
                 continue  # its event loop is closed (an app served by more than one loop)
+            self._take(waiting_key)
             return
         self.active -= 1
 
     def _forget(self, place: asyncio.Future[None]) -> None:
         place.cancel()
-        with contextlib.suppress(ValueError):
-            self._waiting.remove(place)
+        for entry in self._waiting:
+            if entry[0] is place:
+                self._waiting.remove(entry)
+                break
 
 
 def create_admission_gate(settings: Settings) -> AdmissionGate | None:

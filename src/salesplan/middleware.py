@@ -4,6 +4,7 @@ never leaks internals."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import uuid
@@ -237,6 +238,28 @@ def install_route_index(app: Any) -> None:
     )
 
 
+_ORGANIZATION_HEADERS = (b"x-organization-id", b"x-subscriber-id")
+_ORGANIZATION_QUERY = re.compile(rb"(?:^|&)(?:organizationId|subscriberId)=([^&]+)")
+
+
+def _admission_key(scope: Scope) -> str | None:
+    """Whose share of the admission gate a request takes, read before authentication: the
+    organization it names (header, else query), else its credentials (a key that reaches one
+    organization names none), else nobody (unauthenticated: no share)."""
+    authorization = None
+    for name, value in scope.get("headers", ()):
+        if name in _ORGANIZATION_HEADERS and value.strip():
+            return "org:" + value.strip().decode("latin-1").lower()
+        if name == b"authorization":
+            authorization = value
+    found = _ORGANIZATION_QUERY.search(scope.get("query_string", b""))
+    if found is not None:
+        return "org:" + found.group(1).decode("latin-1").lower()
+    if authorization is not None:
+        return "token:" + hashlib.sha256(authorization).hexdigest()
+    return None
+
+
 def _app_state(scope: Scope, name: str) -> Any:
     """An attribute of the app's state (`app.state.<name>`), or None."""
     return getattr(getattr(scope.get("app"), "state", None), name, None)
@@ -353,9 +376,11 @@ class RequestMiddleware:
         # First come, first served in front of the database pool (db.AdmissionGate): every
         # API request, reads and writes (bench/README.md, "the tails").
         gate: AdmissionGate | None = None
+        admission_key: str | None = None
         if scope.get("path", "").startswith("/api/"):
             gate = _app_state(scope, "admission")
-        if gate is not None and not await gate.enter():
+            admission_key = _admission_key(scope)
+        if gate is not None and not await gate.enter(admission_key):
             await self._send_unavailable(send_wrapper)
             return
         try:
@@ -384,7 +409,7 @@ class RequestMiddleware:
             )
         finally:
             if gate is not None:
-                gate.leave()
+                gate.leave(admission_key)
 
     async def _database_unavailable(
         self, scope: Scope, exc: Exception, send: Send, started: bool

@@ -14,7 +14,7 @@ from salesplan.accounts import repository
 from salesplan.accounts.events import AccountCreated, AccountDeleted, AccountUpdated
 from salesplan.accounts.schemas import AccountIn, AccountOut, AccountPatch
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import NotFound, validation_errors
+from salesplan.errors import NotFound, PreconditionFailed, validation_errors
 from salesplan.kit.bulk import BulkCreate
 from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
@@ -22,6 +22,7 @@ from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.patch import reject_nulls
 from salesplan.kit.repository import apply, archive, flush_or_conflict
+from salesplan.kit.responses import entity_tag, if_match_holds, json_bytes
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
 from salesplan.models.crm import Account, BuyingGroup, default_buying_group_name
@@ -67,6 +68,24 @@ async def get_account(session: AsyncSession, ctx: RequestContext, account_id: uu
     return await get_scoped(session, Account, ctx, account_id)
 
 
+async def matching_account(
+    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, if_match: str | None
+) -> Account:
+    """The account a write changes. With the client's `If-Match` (getAccount's ETag, the tag
+    of its body), the row is locked and the body getAccount would answer now must carry a tag
+    it names (RFC 9110 §13.1.1), else 412 `precondition_failed` and nothing changes."""
+    if if_match is None:
+        return await get_account(session, ctx, account_id)
+    account = await get_scoped(session, Account, ctx, account_id, for_update=True)
+    current = await read_account(await session.connection(), ctx, account_id)
+    if not if_match_holds(if_match, entity_tag(json_bytes(current))):
+        raise PreconditionFailed(
+            "The account changed since the representation named by If-Match: read it again.",
+            details={"reason": "etag_mismatch"},
+        )
+    return account
+
+
 def _default_group(
     ctx: RequestContext, account_id: uuid.UUID, name: str, now: Any
 ) -> dict[str, Any]:
@@ -99,9 +118,13 @@ async def create_account(session: AsyncSession, ctx: RequestContext, data: Accou
 
 
 async def replace_account(
-    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, data: AccountIn
+    session: AsyncSession,
+    ctx: RequestContext,
+    account_id: uuid.UUID,
+    data: AccountIn,
+    if_match: str | None = None,
 ) -> Account:
-    account = await get_account(session, ctx, account_id)
+    account = await matching_account(session, ctx, account_id, if_match)
     await check_owner(session, ctx, data.owner_id)
     apply(account, data.model_dump())
     await flush_or_conflict(session, data.crm_id, "account")
@@ -110,11 +133,15 @@ async def replace_account(
 
 
 async def patch_account(
-    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, data: AccountPatch
+    session: AsyncSession,
+    ctx: RequestContext,
+    account_id: uuid.UUID,
+    data: AccountPatch,
+    if_match: str | None = None,
 ) -> Account:
     sent = data.sent()
     reject_nulls(sent, ("name",))
-    account = await get_account(session, ctx, account_id)
+    account = await matching_account(session, ctx, account_id, if_match)
     if sent.get("owner_id") is not None:
         await check_owner(session, ctx, sent["owner_id"])
     apply(account, sent)
@@ -123,8 +150,10 @@ async def patch_account(
     return account
 
 
-async def delete_account(session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID) -> None:
-    account = await get_account(session, ctx, account_id)
+async def delete_account(
+    session: AsyncSession, ctx: RequestContext, account_id: uuid.UUID, if_match: str | None = None
+) -> None:
+    account = await matching_account(session, ctx, account_id, if_match)
     if account.archived_at is None:
         archive(account)
         await session.flush()

@@ -38,8 +38,17 @@ def parse_organization_id(raw: object, location: list[str | int]) -> uuid.UUID |
 
 
 def named_organization(request: Request) -> uuid.UUID | None:
-    """Every place an organization may be named must agree; each must be a UUID."""
+    """Every place an organization may be named must agree; each must be a UUID (a header
+    sent empty too: a 400)."""
     named: dict[uuid.UUID, None] = {}
+    for name in HEADER_NAMES:
+        # A header sent empty names no organization but is not its absence (issue 38): a
+        # client that meant to name one learns so, instead of landing in a default one.
+        value = request.headers.get(name)
+        if value is not None and not value.strip():
+            raise ValidationFailed.at(
+                ["header", name], "Organization id must be a UUID, not empty."
+            )
     for location, source, names in (
         ("header", request.headers, HEADER_NAMES),
         ("query", request.query_params, QUERY_NAMES),

@@ -26,7 +26,7 @@ from salesplan.calendar.schemas import (
 )
 from salesplan.db_dependencies import SessionDep, UoW
 from salesplan.kit import outbound
-from salesplan.kit.fields import DateTime
+from salesplan.kit.fields import Instant
 from salesplan.kit.list_query import CursorCodecDep, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response, page_response, tag_matches
@@ -136,8 +136,8 @@ async def list_events(
     session: SessionDep,
     codec: CursorCodecDep,
     params: EventParams,
-    from_: Annotated[DateTime | None, Query(alias="from")] = None,
-    to: Annotated[DateTime | None, Query(description="Not before `from` (else 400).")] = None,
+    from_: Annotated[Instant | None, Query(alias="from")] = None,
+    to: Annotated[Instant | None, Query(description="Not before `from` (else 400).")] = None,
     account_id: Annotated[uuid.UUID | None, Query(alias="accountId")] = None,
     user_id: Annotated[uuid.UUID | None, Query(alias="userId")] = None,
 ) -> Response:

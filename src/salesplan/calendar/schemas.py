@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
-from salesplan.kit.fields import Email
+from salesplan.kit.fields import Email, Instant
 from salesplan.kit.responses import entity_tag
 from salesplan.kit.schemas import ApiModel, StrictBody
 
@@ -124,8 +124,8 @@ class EventPatch(StrictBody):
     not_null = ("title", "start", "end")  # may be left out, never null (400)
     title: str | None = Field(default=None, max_length=1024)
     description: str | None = None
-    start: datetime | None = None
-    end: datetime | None = None
+    start: Instant | None = None
+    end: Instant | None = None
     location: str | None = Field(default=None, max_length=1024)
     attendees: list[AttendeeIn] | None = Field(default=None, max_length=500)
 

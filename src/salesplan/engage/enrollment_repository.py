@@ -14,10 +14,22 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, exists, func, or_, select, true, update
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    case,
+    exists,
+    false,
+    func,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from salesplan.kit.fields import stored_instant
 from salesplan.kit.scoping import AnySelect, OrgScope, in_organization, scoped
 from salesplan.kit.search import contains_ci
 from salesplan.models.crm import Contact
@@ -37,10 +49,10 @@ def criteria_condition(criteria: dict[str, Any]) -> ColumnElement[bool]:
     """The criteria (camelCase, as stored) as one WHERE clause on `contacts`."""
     conditions: list[ColumnElement[bool]] = []
     if account_ids := criteria.get("accountIds"):
-        conditions.append(Contact.account_id.in_([uuid.UUID(str(a)) for a in account_ids]))
-    if title := criteria.get("titleContains"):
+        conditions.append(Contact.account_id.in_(_uuids(account_ids)))
+    if isinstance(title := criteria.get("titleContains"), str) and title:
         conditions.append(contains_ci(Contact.title, title))
-    if domain := criteria.get("emailDomain"):
+    if isinstance(domain := criteria.get("emailDomain"), str) and domain:
         escaped = domain.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         conditions.append(func.lower(Contact.email).like(f"%@{escaped}", escape="\\"))
     has_email = criteria.get("hasEmail")
@@ -48,10 +60,23 @@ def criteria_condition(criteria: dict[str, Any]) -> ColumnElement[bool]:
         conditions.append(and_(Contact.email.is_not(None), Contact.email != ""))
     elif has_email is False:
         conditions.append((Contact.email.is_(None)) | (Contact.email == ""))
-    if since := criteria.get("updatedSince"):
-        value = since if isinstance(since, datetime) else datetime.fromisoformat(since)
-        conditions.append(Contact.updated_at >= value)
+    if (since := criteria.get("updatedSince")) is not None:
+        # Read defensively: a value stored before the Instant rule (or by hand) that names no
+        # storable instant matches nobody, so it never widens who is written to.
+        instant = stored_instant(since)
+        conditions.append(Contact.updated_at >= instant if instant is not None else false())
     return and_(true(), *conditions)
+
+
+def _uuids(values: object) -> list[uuid.UUID]:
+    """The stored account ids that are ids (the others match nothing)."""
+    found: list[uuid.UUID] = []
+    for value in values if isinstance(values, list) else []:
+        try:
+            found.append(uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    return found
 
 
 def audience_of_list(lst: EngageList, *columns: Any) -> AnySelect:

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from salesplan.contacts.schemas import ContactOut
-from salesplan.kit.fields import Name
+from salesplan.kit.fields import Instant, Name
 from salesplan.kit.schemas import ABSENT_OR_NULL, ApiModel, BulkRow, StrictBody, equals, present
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
@@ -154,7 +154,7 @@ class Criteria(StrictBody):
     ) = None
     email_domain: EmailDomain | None = None
     has_email: bool | None = None
-    updated_since: datetime | None = None
+    updated_since: Instant | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> Criteria:

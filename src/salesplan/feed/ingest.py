@@ -31,6 +31,7 @@ from salesplan.feed import ingest_repository as repo
 from salesplan.feed.events import FeedMessageReceived
 from salesplan.feed.ingest_repository import Incoming, add_participants, record, snippet
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox
 from salesplan.kit.events import emit
 from salesplan.models.engage_delivery import EngageMessage
 
@@ -67,7 +68,7 @@ def engage_message_sent(
             occurred_at=sent_at,
             text=m.body or "",
             subject=m.subject,
-            author_email=address.lower()[:320] or None,
+            author_email=mailbox(address)[:320] or None,
             author_name=name[:320] or None,
             author_participates=False,
             participants=[(m.to_address, None)] if m.to_address else [],
@@ -85,7 +86,7 @@ def engage_messages_sent(
     if not mails:
         return
     name, address = parseaddr(sender)
-    repo.record_sent_mails(conn, mails, sent_at, address.lower()[:320] or None, name[:320] or None)
+    repo.record_sent_mails(conn, mails, sent_at, mailbox(address)[:320] or None, name[:320] or None)
 
 
 # -- the domain events' handlers (in the transaction, on its connection) -----------------------

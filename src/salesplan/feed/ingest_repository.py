@@ -18,6 +18,7 @@ from sqlalchemy import Connection, Row, bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import mailbox
 from salesplan.kit.ids import uuid7
 from salesplan.kit.repository import table_of
 from salesplan.kit.scoping import OrgScope, in_organization, organization_parameter
@@ -146,7 +147,7 @@ def add_participants(
 ) -> None:
     rows = {}
     for email, name in people:
-        address = (email or "").strip().lower()
+        address = mailbox(email or "")
         if "@" in address and address not in rows:
             rows[address] = {
                 "thread_id": thread_id,
@@ -299,7 +300,7 @@ def record_sent_mails(
                     "p_now": now,
                 }
             )
-        address_to = (m.to_address or "").strip().lower()
+        address_to = mailbox(m.to_address or "")
         if "@" in address_to:
             people[(thread_id, address_to)] = {
                 "thread_id": thread_id,

@@ -27,6 +27,7 @@ from salesplan.errors import PayloadTooLarge, Unauthorized, ValidationFailed
 from salesplan.feed.events import FeedMessageReceived
 from salesplan.feed.ingest import Incoming, record
 from salesplan.feed.repository import is_own_address
+from salesplan.kit.email import mailbox
 from salesplan.kit.events import emit
 
 router = APIRouter(include_in_schema=False)
@@ -65,7 +66,7 @@ def _author_email(value: Any) -> str | None:
     else is no author e-mail, and the message is stored without one."""
     if not isinstance(value, str):
         return None
-    email = value.strip().lower()
+    email = mailbox(value)
     if not email or len(email) > MAX_EMAIL or "@" not in email or any(c.isspace() for c in email):
         return None
     return email

@@ -126,22 +126,48 @@ def _not_seconds(value: Any) -> Any:
     return value
 
 
-DateTime = Annotated[datetime, BeforeValidator(_not_seconds)]
-"""A date-time in a query: ISO 8601 text, never a number of seconds."""
+# The instants a date-time input may name: those a UTC datetime holds (Python's and the
+# columns'). Beyond them a valid date-time (`0001-01-01T00:00:00+14:00` is in year 0 in UTC)
+# is a 400 where it is read, not an OverflowError (a 500) where it is bound or compared.
+EARLIEST_INSTANT = datetime.min.replace(tzinfo=UTC)
+LATEST_INSTANT = datetime.max.replace(tzinfo=UTC)
+OUT_OF_RANGE = "The date-time is out of range: in UTC it must fall in years 1 to 9999."
+
+
+def in_range(value: datetime) -> datetime | None:
+    """The instant in UTC, or None when it is out of range (or has no offset)."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        return None
+    try:
+        instant = value.astimezone(UTC)
+    except OverflowError:
+        return None
+    return instant if EARLIEST_INSTANT <= instant <= LATEST_INSTANT else None
 
 
 def _in_utc(value: datetime) -> datetime:
-    """The instant in UTC: an offset that moves it past year 1 or 9999 is refused here (a
-    400), not met as an OverflowError when the value is bound to a statement (a 500)."""
-    try:
-        return value.astimezone(UTC)
-    except OverflowError:
-        raise ValueError("The date-time is out of range.") from None
+    instant = in_range(value)
+    if instant is None:
+        raise ValueError(OUT_OF_RANGE)
+    return instant
 
 
-InstantQuery = Annotated[AwareDatetime, BeforeValidator(_not_seconds), AfterValidator(_in_utc)]
-"""An RFC 3339 date-time in a query, its offset required (`Z` or `±hh:mm`; a date-time without
-one, a date alone or a number of seconds is a 400), answered in UTC."""
+Instant = Annotated[AwareDatetime, BeforeValidator(_not_seconds), AfterValidator(_in_utc)]
+"""The one date-time type of every input, body or query: RFC 3339 text with its offset (`Z` or
+`±hh:mm`; a date-time without one, a date alone or a number of seconds is a 400), within
+EARLIEST_INSTANT and LATEST_INSTANT (else a 400), answered in UTC."""
+
+
+def stored_instant(value: object) -> datetime | None:
+    """A date-time read back from stored JSON (a DYNAMIC list's criteria), defensively: the
+    instant in UTC, or None for anything that is not an Instant (a value stored before the
+    rule, or by hand)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    return in_range(value) if isinstance(value, datetime) else None
 
 
 def money_out(value: Decimal | None) -> float | None:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query, Request
 
-from salesplan.kit.fields import InstantQuery
+from salesplan.kit.fields import Instant
 from salesplan.kit.pagination import (
     MAX_PAGE_SIZE,
     CursorCodec,
@@ -76,9 +76,7 @@ UPDATED_SINCE = (
     "`updatedAt`). Add `includeArchived=true` to learn of deletions (archived rows)."
 )
 
-UpdatedSince = Annotated[
-    InstantQuery | None, Query(alias="updatedSince", description=UPDATED_SINCE)
-]
+UpdatedSince = Annotated[Instant | None, Query(alias="updatedSince", description=UPDATED_SINCE)]
 """The `updatedSince` query parameter of the lists a client syncs from (accounts, contacts,
 opportunities, leads, plans)."""
 

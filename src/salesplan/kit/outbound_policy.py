@@ -58,7 +58,8 @@ class Unreachable(OutboundError):
 
 
 def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address stands for (mapped, compatible, 6to4, NAT64)."""
+    """The IPv4 address an IPv6 address stands for (mapped, translated, compatible, 6to4,
+    NAT64)."""
     if ip.ipv4_mapped is not None:
         return ip.ipv4_mapped
     if ip.sixtofour is not None:
@@ -66,6 +67,8 @@ def _embedded_v4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     value = int(ip)
     if value >> 32 == 0 and value > 1:  # ::a.b.c.d (IPv4-compatible, deprecated)
         return ipaddress.IPv4Address(value)
+    if value >> 32 == 0xFFFF0000:  # ::ffff:0:a.b.c.d (IPv4-translated, SIIT, RFC 2765)
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
     if any(ip in net for net in NAT64):
         return ipaddress.IPv4Address(value & 0xFFFFFFFF)
     return None

@@ -69,6 +69,14 @@ def if_match_holds(if_match: str, tag: str) -> bool:
     return any(part.strip() == tag for part in if_match.split(",")) and not tag.startswith("W/")
 
 
+IF_MATCH: dict[int | str, dict[str, Any]] = {
+    412: {
+        "description": "`If-Match` names a version of the resource that is no longer "
+        "current (RFC 9110 §13.1.1); nothing changed."
+    }
+}
+"""The `responses` of a write that honours If-Match (the ETag a read of the resource answered)."""
+
 _ETAG_HEADER = {
     "description": "A strong ETag of the body: send it back as If-None-Match.",
     "schema": {"type": "string"},

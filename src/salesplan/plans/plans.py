@@ -13,17 +13,18 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
-from salesplan.errors import ValidationFailed
+from salesplan.errors import PreconditionFailed, ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
 from salesplan.kit.pagination import CursorCodec, ListParams, changed_since
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.responses import if_match_holds
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import get_scoped
 from salesplan.kit.search import like_pattern
 from salesplan.models.plans import Plan
 from salesplan.plans import repository as repo
-from salesplan.plans.checks import check_assignee, check_owners, find_plan, new_id
+from salesplan.plans.checks import check_assignee, check_owners, new_id
 from salesplan.plans.entities import attach, resolve_entity
 from salesplan.plans.events import PlanCreated, PlanDeleted, PlanUpdated
 from salesplan.plans.goals import seed_goals
@@ -34,6 +35,7 @@ from salesplan.plans.schemas import (
     PlanUpdate,
 )
 from salesplan.plans.tasks import task_row
+from salesplan.plans.versioning import etag
 from salesplan.plans.views import INCLUDABLE
 
 
@@ -166,10 +168,30 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
     return plan.id
 
 
+async def matching_plan(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, if_match: str | None
+) -> Plan:
+    """The plan a write changes, locked until commit. With the client's `If-Match` (getPlan's
+    ETag), the plan's current tag must be one it names (RFC 9110 §13.1.1), else 412
+    `precondition_failed` and nothing changes; the lock keeps it current until the write
+    commits (a concurrent write waits, then bumps the version)."""
+    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+    if if_match is not None and not if_match_holds(if_match, etag(plan.version)):
+        raise PreconditionFailed(
+            "The plan changed since the representation named by If-Match: read it again.",
+            details={"reason": "etag_mismatch"},
+        )
+    return plan
+
+
 async def update_plan(
-    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, body: PlanUpdate
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    body: PlanUpdate,
+    if_match: str | None = None,
 ) -> None:
-    plan = await find_plan(session, ctx, plan_id)
+    plan = await matching_plan(session, ctx, plan_id, if_match)
     sent = body.sent()
     reject_nulls(sent, ("name", "entity_type"))
     if "name" in sent:
@@ -190,16 +212,20 @@ async def update_plan(
     emit(session, PlanUpdated(ctx.organization_id, plan_id))
 
 
-async def archive_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
-    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+async def archive_plan(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, if_match: str | None = None
+) -> None:
+    plan = await matching_plan(session, ctx, plan_id, if_match)
     if plan.archived_at is None:
         plan.archived_at = utcnow()
         await session.flush()
         emit(session, PlanDeleted(ctx.organization_id, plan_id))
 
 
-async def restore_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID) -> None:
-    plan = await get_scoped(session, Plan, ctx, plan_id, for_update=True)
+async def restore_plan(
+    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, if_match: str | None = None
+) -> None:
+    plan = await matching_plan(session, ctx, plan_id, if_match)
     if plan.archived_at is not None:
         plan.archived_at = None
         plan.updated_at = utcnow()

@@ -18,7 +18,7 @@ from salesplan.db_dependencies import UoW, unit_of_work
 from salesplan.kit.fields import Date
 from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
 from salesplan.kit.pagination import ListParams
-from salesplan.kit.responses import CONDITIONAL_READ, json_response
+from salesplan.kit.responses import CONDITIONAL_READ, IF_MATCH, json_response
 from salesplan.kit.tools import as_tool
 from salesplan.plans import descriptions as text
 from salesplan.plans import service, versioning
@@ -157,32 +157,46 @@ async def get_plan(
     operation_id="updatePlan",
     tags=PLANS,
     response_model=PlanOut,
+    responses=IF_MATCH,
     summary="Update a plan",
     description=text.UPDATE_PLAN,
 )
 @as_tool(docs=text.UPDATE_PLAN_ARGS)
-async def update_plan(planId: uuid.UUID, body: PlanUpdate, ctx: Write, uow: UoW) -> Response:
-    """Update a plan's name, description or attachment."""
+async def update_plan(
+    planId: uuid.UUID, body: PlanUpdate, ctx: Write, uow: UoW, request: Request
+) -> Response:
+    """Update a plan's name, description or attachment. An `If-Match` naming getPlan's ETag
+    is honoured: no longer current → 412 `precondition_failed`, nothing changed."""
     session = await uow.session()
-    await service.update_plan(session, ctx, planId, body)
+    await service.update_plan(session, ctx, planId, body, request.headers.get("if-match"))
     return json_response(await service.plan_view(session, ctx, planId))
 
 
 @router.delete(
-    "/{planId}", operation_id="archivePlan", tags=PLANS, status_code=204, responses=NO_CONTENT
+    "/{planId}",
+    operation_id="archivePlan",
+    tags=PLANS,
+    status_code=204,
+    responses=NO_CONTENT | IF_MATCH,
 )
-async def archive_plan(planId: uuid.UUID, ctx: Delete, uow: UoW) -> Response:
-    """Archive a plan."""
+async def archive_plan(planId: uuid.UUID, ctx: Delete, uow: UoW, request: Request) -> Response:
+    """Archive a plan (`If-Match` honoured as on updatePlan)."""
     session = await uow.session()
-    await service.archive_plan(session, ctx, planId)
+    await service.archive_plan(session, ctx, planId, request.headers.get("if-match"))
     return Response(status_code=204)
 
 
-@router.post("/{planId}/restore", operation_id="restorePlan", tags=PLANS, response_model=PlanOut)
-async def restore_plan(planId: uuid.UUID, ctx: Write, uow: UoW) -> Response:
-    """Restore an archived plan."""
+@router.post(
+    "/{planId}/restore",
+    operation_id="restorePlan",
+    tags=PLANS,
+    response_model=PlanOut,
+    responses=IF_MATCH,
+)
+async def restore_plan(planId: uuid.UUID, ctx: Write, uow: UoW, request: Request) -> Response:
+    """Restore an archived plan (`If-Match` honoured as on updatePlan)."""
     session = await uow.session()
-    await service.restore_plan(session, ctx, planId)
+    await service.restore_plan(session, ctx, planId, request.headers.get("if-match"))
     return json_response(await service.plan_view(session, ctx, planId))
 
 

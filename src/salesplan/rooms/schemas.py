@@ -7,9 +7,9 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
-from salesplan.kit.fields import Email
+from salesplan.kit.fields import Email, Instant
 from salesplan.kit.schemas import NOT_BLANK_PATTERN, ApiModel, StrictBody, present
 
 Role = Literal["viewer", "collaborator"]
@@ -30,7 +30,7 @@ class ShareIn(StrictBody):
     contact_id: uuid.UUID | None = None
     email: Email | None = None
     role: Role
-    expires_at: AwareDatetime | None = None
+    expires_at: Instant | None = None
     allow_invites: bool = False
 
     @model_validator(mode="after")

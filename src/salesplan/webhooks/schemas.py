@@ -4,8 +4,9 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
+from salesplan.kit.fields import Instant
 from salesplan.kit.schemas import ApiModel, StrictBody
 
 Url = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2048)]
@@ -109,7 +110,7 @@ class TestSent(ApiModel):
 
 
 class ReplayIn(StrictBody):
-    since: AwareDatetime
+    since: Instant
 
 
 class ReplayOut(ApiModel):

@@ -3,9 +3,11 @@ delivery status notifications (RFC 3464) and complaint reports (RFC 5965)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from email import policy
@@ -20,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import repository, sequence_repository
 from salesplan.engage.delivery.events import ReplyReceived, SuppressionCreated, message_changed
+from salesplan.engage.delivery.mail_bounds import bound_headers
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
@@ -35,6 +38,9 @@ _MSGID = re.compile(r"<[^<>\s]+>")
 # At most this many ids of a `References` or `In-Reply-To` header are considered (contract §12):
 # a header of 40,000 ids is one lookup of 100, not a statement over the driver's limit.
 MAX_REFERENCED_IDS = 100
+# Messages are parsed here, never on the event loop (contract §12): two at a time, so that a
+# flood of inbound mail takes two threads and leaves the default executor to others.
+_PARSERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="salesplan-inbound-parse")
 
 
 async def suppress(
@@ -114,9 +120,10 @@ def is_auto_reply(mail: Message) -> bool:
 async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: bytes) -> str:
     """Store what the message means; answers what it was (`reply`, `dsn`, `complaint`).
     Any charset, malformed MIME and NUL bytes are read best effort (contract §12); a message
-    that cannot be read at all is a 400 with `details.reason` `malformed_mail`."""
+    that cannot be read at all is a 400 with `details.reason` `malformed_mail`. The parse runs
+    in a worker thread, on a header section bounded first (`read_email`)."""
     try:
-        inbound = read_email(raw)
+        inbound = await asyncio.get_running_loop().run_in_executor(_PARSERS, read_email, raw)
     except Exception:
         log.info("inbound e-mail not readable", exc_info=True)
         raise ValidationFailed(
@@ -135,7 +142,9 @@ async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: 
 
 
 def read_email(raw: bytes) -> Inbound:
-    mail = BytesParser(policy=policy.default).parsebytes(raw)
+    """Blocking: what the message says. Its header section is bounded first (mail_bounds:
+    fields, field length, addresses, encoded words, message ids), so the parser's cost is."""
+    mail = BytesParser(policy=policy.default).parsebytes(bound_headers(raw))
     if mail.get_content_type() == "multipart/report":
         report = str(mail.get_param("report-type") or "").lower()
         if report == "delivery-status":

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from salesplan.engage.schemas import CampaignOut
+from salesplan.kit.fields import Instant
 from salesplan.kit.schemas import ApiModel, StrictBody, equals, present
 
 Channel = Literal["EMAIL", "LINKEDIN", "SLACK"]
@@ -55,7 +56,7 @@ class SendMessageIn(StrictBody):
     subject: str | None = Field(default=None, max_length=998)
     body: str | None = Field(default=None, max_length=200_000)
     body_html: str | None = Field(default=None, max_length=500_000)
-    scheduled_at: datetime | None = None
+    scheduled_at: Instant | None = None
 
 
 class QueueItemOut(ApiModel):

@@ -412,7 +412,7 @@ class AsyncAccounts(AsyncResource):
         extra_headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | None = None,
     ) -> models.Account:
-        """Change the fields sent.
+        """Change the fields sent (`If-Match` honoured as on updateAccount).
 
         `PATCH /api/v1/accounts/{accountId}` (patchAccount).
         """

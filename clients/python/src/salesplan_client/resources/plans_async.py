@@ -252,7 +252,7 @@ class AsyncPlans(AsyncResource):
         extra_headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | None = None,
     ) -> None:
-        """Archive a plan.
+        """Archive a plan (`If-Match` honoured as on updatePlan).
 
         `DELETE /api/v1/plans/{planId}` (archivePlan).
         """
@@ -276,7 +276,7 @@ class AsyncPlans(AsyncResource):
         extra_headers: Mapping[str, str] | None = None,
         timeout: float | httpx.Timeout | None = None,
     ) -> models.Plan:
-        """Restore an archived plan.
+        """Restore an archived plan (`If-Match` honoured as on updatePlan).
 
         `POST /api/v1/plans/{planId}/restore` (restorePlan).
         """
