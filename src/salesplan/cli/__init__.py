@@ -23,6 +23,7 @@ from salesplan.cli.support import (
     err,
     fail,
     note_stray_database,
+    require_current_schema,
     run_in_session,
     say,
     upgrade_or_fail,
@@ -100,7 +101,10 @@ def serve(
         fail("--workers above 1 needs SALESPLAN_REDIS_URL so that rate limits are shared.")
     if not settings.is_sqlite and not settings.secret_key:
         fail("SALESPLAN_SECRET_KEY is required with PostgreSQL.")
-    ensure_migrated(settings)
+    if settings.is_sqlite:
+        ensure_migrated(settings)
+    else:  # PostgreSQL is migrated by `salesplan migrate`, never by serve
+        require_current_schema(settings)
     if "public_url" not in settings.model_fields_set:
         # Links (discovery, mapUrl, WWW-Authenticate) name the origin actually served. Through
         # the environment, so that every worker process's Settings() reads it.
@@ -202,6 +206,7 @@ def worker() -> None:
 
     settings = Settings()
     check_dkim(settings)
+    require_current_schema(settings)  # never creates nor migrates a database
     logging.basicConfig(level=settings.log_level.upper())
     asyncio.run(run_standalone(settings))
 
