@@ -6,7 +6,10 @@ imports when it runs (see `support.py`)."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -131,22 +134,33 @@ def check_dkim(settings: Settings) -> None:
 
 
 SERVED_ORIGIN = "served-origin"
-"""The file, beside the embedded database, where `serve` notes the origin it serves (when
-SALESPLAN_PUBLIC_URL is unset), so that `demo` prints a sign-in on the server's port."""
+"""The file where `serve` notes the origin it serves (when SALESPLAN_PUBLIC_URL is unset), so that
+`demo` prints a sign-in on the server's port: beside the embedded database, or for PostgreSQL in
+the data folder, one file per database."""
+
+
+def served_origin_file(settings: Settings) -> Path:
+    if settings.is_sqlite:
+        return settings.sqlite_folder / SERVED_ORIGIN
+    from sqlalchemy.engine import make_url
+
+    shown = make_url(settings.database_url).render_as_string(hide_password=True)
+    return settings.data_dir / f"{SERVED_ORIGIN}-{hashlib.sha256(shown.encode()).hexdigest()[:16]}"
 
 
 def remember_served_origin(settings: Settings, origin: str) -> None:
-    if settings.is_sqlite:
-        settings.make_data_dir()
-        (settings.sqlite_folder / SERVED_ORIGIN).write_text(origin + "\n")
+    path = served_origin_file(settings)
+    with contextlib.suppress(OSError):  # a note for `demo`: serving goes on without it
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text(origin + "\n")
 
 
 def public_origin(settings: Settings) -> str:
     """SALESPLAN_PUBLIC_URL, else the origin `serve` last served on this database, else the
     default."""
-    if "public_url" in settings.model_fields_set or not settings.is_sqlite:
+    if "public_url" in settings.model_fields_set:
         return settings.public_url
-    noted = settings.sqlite_folder / SERVED_ORIGIN
+    noted = served_origin_file(settings)
     origin = noted.read_text().strip() if noted.is_file() else ""
     return origin.rstrip("/") or settings.public_url
 
