@@ -153,3 +153,33 @@ async def test_the_webhook_endpoints_table_keeps_a_url_readable_at_390_px(
         "getComputedStyle(document.querySelector('#webhooks table td'), '::before').content"
     )
     assert label == '"URL"'
+
+
+async def test_the_map_pages_contacts_show_every_column_at_390_px(
+    browser: Any,  # noqa: F811 - the fixture imported above
+    origin: str,  # noqa: F811 - the fixture imported above
+    shots: Path,  # noqa: F811 - the fixture imported above
+    client: httpx.AsyncClient,
+    db: AsyncSession,
+    actor: Actor,
+) -> None:
+    """Issue 38: at 390 px the contacts table showed 3 of its 8 columns, the rest off screen
+    with no cue. Each contact is now a block of labelled values, all of them in sight."""
+    buyer_map, _ = await make_map(client, db, actor, [("Dana", "champion"), ("Marcus", None)])
+    page = await signed_in_page(browser, origin, actor, 390, f"/maps/{buyer_map['id']}")
+    await page.locator("table.people td").first.wait_for()
+    await page.screenshot(path=str(shots / "map-contacts-390.png"), full_page=True)
+    off_screen = await page.evaluate(
+        """[...document.querySelectorAll('table.people td')]
+          .filter(td => td.getBoundingClientRect().right > document.documentElement.clientWidth)
+          .map(td => td.dataset.label)"""
+    )
+    assert off_screen == []
+    labels = await page.evaluate(
+        """[...document.querySelectorAll('table.people tr:first-child td')]
+          .map(td => getComputedStyle(td, '::before').content)"""
+    )
+    assert labels == [
+        '"Name"', '"Title"', '"E-mail"', '"Support"', '"Decision"', '"Role"', '"Status"',
+        '"Executive"',
+    ]  # fmt: skip
