@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlalchemy import inspect
 from sqlalchemy.engine import Connection, make_url
+
+from salesplan.db import create_database, create_engine
+from salesplan.kit.events import EventHandlers
+from salesplan.kit.uow import UnitOfWork
 
 if TYPE_CHECKING:
     from alembic.config import Config
+
+    from salesplan.config import Settings
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Alembic is imported where it runs: importing it is a third of a CLI command's start.
@@ -75,6 +83,12 @@ def script_heads() -> set[str]:
         for down in _DOWN.findall(text):
             below.update(re.findall(r"[0-9a-f]{6,}", down))
     return revisions - below
+
+
+def script_revisions() -> set[str]:
+    """Every revision id of the migration scripts, read as text."""
+    found = (_REVISION.search(s.read_text()) for s in (MIGRATIONS / "versions").glob("*.py"))
+    return {match.group(1) for match in found if match}
 
 
 def sqlite_is_current(database_url: str) -> bool:
@@ -154,3 +168,64 @@ def connection_problem(exc: BaseException, database_url: str) -> str | None:
     if any(type(e).__name__ == "UndefinedTableError" for e in chain):
         return f'database "{name}" on {where} has no tables yet: run `salesplan migrate` first.'
     return None
+
+
+def _where(database_url: str) -> tuple[str, str]:
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        return str(url.database), ""
+    return f'"{url.database or "postgres"}"', f" on {url.host or 'localhost'}:{url.port or 5432}"
+
+
+def schema_problem(settings: Settings) -> str | None:
+    """`serve` and `worker` before they start: one line saying what to do when the database is
+    missing, unreachable, without tables or behind the scripts (they never migrate a PostgreSQL
+    database, and the worker never creates or migrates a SQLite one), else None. A database at a
+    revision these scripts do not know (a newer release migrated it), or with tables and no
+    version record, is left to run."""
+    database_url = settings.database_url
+    name, where = _where(database_url)
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        folder = missing_folder(database_url)
+        if folder:
+            return folder
+        if not url.database or url.database == ":memory:":
+            return None
+        if not Path(url.database).expanduser().is_file():
+            return f"there is no database at {name} yet: run `salesplan migrate` first."
+    try:
+        recorded = asyncio.run(_recorded_revisions(settings))
+    except Exception as exc:
+        problem = connection_problem(exc, database_url)
+        if problem is None:
+            raise
+        return problem
+    if recorded is None:
+        return f"database {name}{where} has no tables yet: run `salesplan migrate` first."
+    heads = script_heads()
+    if recorded and recorded != heads and recorded <= script_revisions():
+        return (
+            f"database {name}{where} is at revision {', '.join(sorted(recorded))}, not "
+            f"{', '.join(sorted(heads))}: run `salesplan migrate` first."
+        )
+    return None
+
+
+async def _recorded_revisions(settings: Settings) -> set[str] | None:
+    """The revisions the database records (Alembic reads its version table); None when it has
+    no table at all. Tables without a version record (a schema made by hand, or by the tests'
+    `create_all`) answer an empty set."""
+    from alembic.runtime.migration import MigrationContext
+
+    def heads(connection: Connection) -> set[str] | None:
+        if not inspect(connection).get_table_names():
+            return None
+        return set(MigrationContext.configure(connection).get_current_heads())
+
+    engine = create_engine(settings)
+    try:
+        async with UnitOfWork(create_database(engine, EventHandlers()), read_only=True) as uow:
+            return await (await uow.reader()).run_sync(heads)
+    finally:
+        await engine.dispose()

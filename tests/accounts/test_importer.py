@@ -105,3 +105,51 @@ async def test_import_into_an_unknown_organization_fails_clearly(
     )
     assert result.returncode == 1
     assert "Organization not found" in result.stderr
+
+
+async def test_import_rejects_a_domain_that_is_not_one(
+    empty_database_url: str, org_id: str, tmp_path: Path
+) -> None:
+    source = write_csv(
+        tmp_path / "accounts.csv",
+        ["name", "domain"],
+        [["Acme", "acme.com"], ["Bad", "not a domain!!"], ["Münch", "bücher.example"]],
+    )
+    result = run_cli(empty_database_url, "import", "accounts", str(source), "--org", org_id)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["created"], summary["rejected"]) == (2, 1)
+    rejected = read_rejected(summary["rejectedFile"])
+    assert [r["row"] for r in rejected] == ["2"] and "domain" in rejected[0]["reason"]
+
+
+async def test_the_rejected_rows_file_is_named_as_the_readme_says(
+    empty_database_url: str, org_id: str, tmp_path: Path
+) -> None:
+    source = write_csv(tmp_path / "accounts.csv", ["name", "crmId"], [["", "X-1"]])
+    result = run_cli(empty_database_url, "import", "accounts", str(source), "--org", org_id)
+    summary = json.loads(result.stdout)
+    assert summary["rejectedFile"] == str(tmp_path / "accounts.rejected.csv")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert "`accounts.rejected.csv`" in readme and "FILE.rejected.csv" not in readme
+
+
+async def test_no_rejected_rows_file_when_nothing_was_rejected(
+    empty_database_url: str, org_id: str, tmp_path: Path
+) -> None:
+    source = write_csv(tmp_path / "accounts.csv", ["name"], [["Acme"], ["Globex"]])
+    result = run_cli(empty_database_url, "import", "accounts", str(source), "--org", org_id)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert (summary["created"], summary["rejected"], summary["rejectedFile"]) == (2, 0, None)
+    assert not (tmp_path / "accounts.rejected.csv").exists()
+
+
+async def test_a_semicolon_separated_file_gets_a_hint(
+    empty_database_url: str, org_id: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "accounts.csv"
+    source.write_text("name;domain\nAcme;acme.com\n")
+    result = run_cli(empty_database_url, "import", "accounts", str(source), "--org", org_id)
+    assert "separated by ';'" in result.stderr and "commas" in result.stderr
+    assert json.loads(result.stdout)["created"] == 0  # nothing guessed: the hint says what to do

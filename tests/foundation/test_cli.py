@@ -258,7 +258,7 @@ async def test_admin_commands_print_json_and_create_a_working_key(cli_db: str) -
     assert key.returncode == 0, key.stderr
     created = json.loads(key.stdout)
     assert created["key"].startswith("sp_live_") and created["id"]
-    assert created["scopes"] == "organizations:read plans:read"
+    assert created["scopes"] == ["organizations:read", "plans:read"]
 
 
 async def test_duplicate_email_in_org_is_a_clear_error(cli_db: str) -> None:

@@ -218,7 +218,7 @@ async def test_an_authorization_code_app_needs_a_redirect_uri(cli_db: str) -> No
         cli_db, "admin", "create-oauth-app", "--user", user_id, "--name", "Web",
         "--redirect-uri", "https://app.example.com/callback",
     )  # fmt: skip
-    assert both["grant_types"] == "authorization_code client_credentials"
+    assert both["grantTypes"] == ["authorization_code", "client_credentials"]
 
 
 def test_help_names_no_python_types() -> None:
@@ -437,3 +437,24 @@ async def test_ids_are_never_cut_on_an_80_column_terminal(cli_db: str) -> None: 
     wide = terminal(cli_db, 200, "admin", "list-users")
     assert any("id" in line and "email" in line and "roles" in line for line in wide.splitlines())
     assert user_id in wide and org_id in wide
+
+
+async def test_create_commands_print_the_shape_of_their_list_commands(
+    cli_db: str,  # noqa: F811
+) -> None:
+    """`create-api-key` and `create-oauth-app` print the row `list-…` shows for what they made
+    (camelCase, lists as arrays), plus what is shown once: the key; the app's `client_id` and
+    `client_secret` (contract §11's names, the ones the token endpoint takes)."""
+    _, user_id = org_and_user(cli_db)
+    key = ok(cli_db, "admin", "create-api-key", "--user", user_id, "--scope", "plans:read")
+    (listed,) = ok(cli_db, "admin", "list-api-keys", "--user", user_id)
+    assert key == listed | {"key": key["key"]}
+    assert key["scopes"] == ["plans:read"] and key["key"].startswith("sp_live_")
+
+    app = ok(
+        cli_db, "admin", "create-oauth-app", "--user", user_id, "--name", "Sync",
+        "--scope", "plans:read",
+    )  # fmt: skip
+    (row,) = ok(cli_db, "admin", "list-oauth-apps")
+    assert app == row | {"client_id": row["clientId"], "client_secret": app["client_secret"]}
+    assert app["grantTypes"] == ["client_credentials"] and app["scopes"] == ["plans:read"]

@@ -116,3 +116,25 @@ async def test_only_mcp_checks_the_host_header_as_the_readme_says(
     assert (await client.post("/mcp", json=initialize, headers=mcp_headers)).status_code == 421
     assert (await client.get("/api/v1/organizations", headers=evil)).status_code == 200
     assert "Only `/mcp` checks them" in README
+
+
+# ------------------------------------------------------------------ issue 38: the README's examples
+
+
+def test_the_readme_shows_an_artifacts_body_the_api_takes() -> None:
+    import json
+
+    from salesplan.calendar.schemas import ArtifactsIn
+
+    found = re.search(r"-d '(\{\n  \"summary\".*?\})' \S*/artifacts", README, re.S)
+    assert found, "no example body for PUT …/artifacts"
+    body = ArtifactsIn.model_validate(json.loads(found.group(1)))
+    assert body.summary and body.action_items and body.transcript
+    assert body.action_items[0].assignee_email and body.transcript.segments
+
+
+def test_the_migrate_example_counts_no_fixed_number_of_revisions() -> None:
+    """The count grows with every release: the README shows its form, not a number."""
+    assert not re.search(r"applied \d+\s+revisions", README)
+    assert "`applied N\nrevisions`" in README or "`applied N revisions`" in README
+    assert "database is up to date" in README

@@ -102,3 +102,28 @@ def test_demo_prints_a_sign_in_on_the_port_served(served: str, served_folder: Pa
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["signIn"] == f"{served}/login"
     assert not served.endswith(":8000")
+
+
+def test_demo_on_postgresql_names_the_port_serve_ran_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL too (it printed port 8000 whatever `serve` ran on): `serve` notes its origin
+    in the data folder, one note per database, and `demo` reads the one of its database."""
+    from salesplan.cli import public_origin, remember_served_origin
+    from salesplan.config import Settings
+
+    monkeypatch.chdir(tmp_path)  # no .env of the checkout
+    monkeypatch.delenv("SALESPLAN_PUBLIC_URL", raising=False)
+
+    def pg(name: str) -> Settings:
+        return Settings(
+            database_url=f"postgresql+asyncpg://app:secret@db.internal:5432/{name}",
+            secret_key="k",
+            data_dir=tmp_path / "data",
+        )
+
+    assert public_origin(pg("sales")) == "http://127.0.0.1:8000"  # nothing served yet
+    remember_served_origin(pg("sales"), "http://127.0.0.1:8200")
+    assert public_origin(pg("sales")) == "http://127.0.0.1:8200"
+    assert public_origin(pg("other")) == "http://127.0.0.1:8000"  # another database's server
+    assert not any("secret" in p.read_text() + p.name for p in (tmp_path / "data").iterdir())

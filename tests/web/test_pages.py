@@ -390,3 +390,32 @@ async def test_a_refused_key_keeps_the_form(dev: httpx.AsyncClient) -> None:
     assert "Choose at least one scope" in page
     key_form = page[page.index('action="/settings/developer/keys"') :]
     assert 'value="Nightly sync"' in key_form[: key_form.index("</form>")]
+
+
+async def test_every_scope_picker_says_what_no_ticked_scope_means(
+    dev: httpx.AsyncClient, actor: Actor
+) -> None:
+    """The key form, the new-app form and an app's edit form each say, in the same words, what
+    happens when no scope is ticked (the key and an app's edit are refused; a new app gets every
+    approved scope)."""
+    await post_form(
+        dev,
+        DEV + "/apps",
+        {"name": "Sync", "grant_types": ["client_credentials"], "scopes": ["accounts:read"]},
+    )
+    page = (await dev.get(DEV)).text
+    forms = {
+        "key": 'action="/settings/developer/keys"',
+        "new app": 'action="/settings/developer/apps"',
+        "edit app": 'action="/settings/developer/apps/',
+    }
+    said = {}
+    for name, start in forms.items():
+        form = page[page.index(start) :]
+        form = form[: form.index("</form>")]
+        said[name] = re.findall(r'<p class="hint">(None ticked: [^<]*)</p>', form)
+    assert said == {
+        "key": ["None ticked: the key is refused; tick each scope it needs."],
+        "new app": ["None ticked: the app gets every approved scope."],
+        "edit app": ["None ticked: the change is refused; tick each scope the app needs."],
+    }

@@ -119,3 +119,67 @@ async def test_a_new_key_is_on_screen_and_the_keys_table_fits(
     scroller = "document.querySelector('.table-scroll')"
     assert await page.evaluate(f"{scroller}.scrollWidth - {scroller}.clientWidth") <= 0
     await page.screenshot(path=str(shots / f"developer-keys-{width}.png"), full_page=True)
+
+
+LINES_OF_URL = """(() => {
+  const code = document.querySelector('#webhooks table code');
+  const style = getComputedStyle(code);
+  const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.2;
+  return Math.round(code.getBoundingClientRect().height / line);
+})()"""
+
+
+async def test_the_webhook_endpoints_table_keeps_a_url_readable_at_390_px(
+    browser: Any,  # noqa: F811 - the fixture imported above
+    origin: str,  # noqa: F811 - the fixture imported above
+    shots: Path,  # noqa: F811 - the fixture imported above
+    client: httpx.AsyncClient,
+    actor: Actor,
+) -> None:
+    """Issue 38: unstyled, the endpoints table squeezed a URL into a column that broke it over 6
+    lines at 390 px; laid out like the keys table (a name/value block per endpoint) it takes at
+    most two."""
+    url = "https://hooks.partner-example.com/salesplan/events/v1"
+    created = await client.post(
+        "/api/v1/webhooks/endpoints", json={"url": url}, headers=actor.headers
+    )
+    assert created.status_code == 201, created.text
+    page = await signed_in_page(browser, origin, actor, 390, "/settings/developer")
+    await page.locator("#webhooks table code").wait_for()
+    await page.screenshot(path=str(shots / "webhook-endpoints-390.png"), full_page=True)
+    assert await page.evaluate(OVERFLOW) <= 0, await page.evaluate(WIDE)
+    assert await page.evaluate(LINES_OF_URL) <= 2
+    label = await page.evaluate(
+        "getComputedStyle(document.querySelector('#webhooks table td'), '::before').content"
+    )
+    assert label == '"URL"'
+
+
+async def test_the_map_pages_contacts_show_every_column_at_390_px(
+    browser: Any,  # noqa: F811 - the fixture imported above
+    origin: str,  # noqa: F811 - the fixture imported above
+    shots: Path,  # noqa: F811 - the fixture imported above
+    client: httpx.AsyncClient,
+    db: AsyncSession,
+    actor: Actor,
+) -> None:
+    """Issue 38: at 390 px the contacts table showed 3 of its 8 columns, the rest off screen
+    with no cue. Each contact is now a block of labelled values, all of them in sight."""
+    buyer_map, _ = await make_map(client, db, actor, [("Dana", "champion"), ("Marcus", None)])
+    page = await signed_in_page(browser, origin, actor, 390, f"/maps/{buyer_map['id']}")
+    await page.locator("table.people td").first.wait_for()
+    await page.screenshot(path=str(shots / "map-contacts-390.png"), full_page=True)
+    off_screen = await page.evaluate(
+        """[...document.querySelectorAll('table.people td')]
+          .filter(td => td.getBoundingClientRect().right > document.documentElement.clientWidth)
+          .map(td => td.dataset.label)"""
+    )
+    assert off_screen == []
+    labels = await page.evaluate(
+        """[...document.querySelectorAll('table.people tr:first-child td')]
+          .map(td => getComputedStyle(td, '::before').content)"""
+    )
+    assert labels == [
+        '"Name"', '"Title"', '"E-mail"', '"Support"', '"Decision"', '"Role"', '"Status"',
+        '"Executive"',
+    ]  # fmt: skip

@@ -7,6 +7,7 @@ processed. Nothing half-imported is hidden."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import re
@@ -14,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from salesplan.accounts.limits import BATCH_SIZE
 from salesplan.accounts.service import bulk_create_accounts
@@ -95,6 +96,19 @@ class ImportSummary:
         }
 
 
+def separator_hint(path: Path) -> str | None:
+    """A file whose header is one column holding `;` (a spreadsheet's export in locales that
+    write decimal commas): what to do, since the importer reads comma-separated files."""
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        header = fh.readline(64 * 1024)
+    if "," in header or ";" not in header:
+        return None
+    return (
+        "the file looks separated by ';': the importer reads CSV separated by commas "
+        "(export it again as comma-separated CSV, or replace the ';' separators)."
+    )
+
+
 def count_rows(path: Path) -> int:
     with path.open(newline="", encoding="utf-8-sig") as fh:
         return sum(1 for _ in csv.DictReader(fh))
@@ -137,7 +151,7 @@ async def run_import(
     batch_size: int = BATCH_SIZE,
     on_progress: Callable[[int], None] = lambda n: None,
 ) -> ImportSummary:
-    summary = ImportSummary(kind=kind, rejected_file=str(rejected_path))
+    summary = ImportSummary(kind=kind)
     async with UnitOfWork(database, read_only=True) as uow:
         if await (await uow.session()).get(Organization, organization_id) is None:
             raise NotFound("Organization not found.", details={"id": str(organization_id)})
@@ -145,15 +159,21 @@ async def run_import(
     ctx = RequestContext.internal(organization_id, request_id="cli-import")
     create = bulk_create_accounts if kind == "accounts" else bulk_create_contacts
 
-    with (
-        path.open(newline="", encoding="utf-8-sig") as fh,
-        rejected_path.open("w", newline="", encoding="utf-8") as out,
-    ):
+    with path.open(newline="", encoding="utf-8-sig") as fh, contextlib.ExitStack() as files:
         reader = csv.DictReader(fh)
         headers = list(reader.fieldnames or [])
         mapping, summary.ignored_columns = column_map(kind, headers)
-        writer = csv.writer(out)
-        writer.writerow(["row", *headers, "reason"])
+        out: list[TextIO] = []  # the rejected-rows file, made at the first rejected row
+
+        def reject(row: list[object]) -> None:
+            if not out:
+                out.append(
+                    files.enter_context(rejected_path.open("w", newline="", encoding="utf-8"))
+                )
+                summary.rejected_file = str(rejected_path)
+                csv.writer(out[0]).writerow(["row", *headers, "reason"])
+            csv.writer(out[0]).writerow(row)
+
         line = 0
         for batch in _batches(reader, batch_size):
             first_line = line
@@ -176,7 +196,7 @@ async def run_import(
             for res in result["results"]:
                 if res["status"] != 201:
                     raw = batch[res["index"]]
-                    writer.writerow(
+                    reject(
                         [
                             first_line + res["index"] + 1,
                             *[raw.get(h, "") for h in headers],

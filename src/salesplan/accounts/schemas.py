@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from salesplan.kit.fields import Count, CrmId, Money, MoneyOut, Name, Short, Text, Url
+from salesplan.kit.fields import Count, CrmId, Domain, Money, MoneyOut, Name, Short, Text, Url
 from salesplan.kit.schemas import ApiModel, BulkRow, StrictBody
 
 
@@ -14,7 +14,7 @@ class AccountIn(StrictBody):
     """createAccount, updateAccount (PUT replaces: a field left out becomes null)."""
 
     name: Name
-    domain: Short | None = None
+    domain: Domain | None = None
     website: Url | None = None
     industry: Short | None = None
     description: Text | None = None
@@ -27,7 +27,7 @@ class AccountIn(StrictBody):
 class AccountPatch(StrictBody):
     not_null = ("name",)  # may be left out, never null (400)
     name: Name | None = None
-    domain: Short | None = None
+    domain: Domain | None = None
     website: Url | None = None
     industry: Short | None = None
     description: Text | None = None

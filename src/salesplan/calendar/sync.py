@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -48,6 +49,14 @@ SYNC_INTERVAL = timedelta(minutes=15)
 LEASE = timedelta(minutes=5)
 CLAIM_BATCH = 3
 RETRY_AFTER_FAILURE = timedelta(minutes=1)
+RETRY_AT_MOST = timedelta(hours=1)
+
+
+def retry_wait(failures: int) -> timedelta:
+    """The wait after `failures` failed attempts in a row: 1 min, 2, 4, … up to an hour."""
+    return min(RETRY_AFTER_FAILURE * 2 ** min(max(failures - 1, 0), 16), RETRY_AT_MOST)
+
+
 WINDOW_PAST = timedelta(days=30)
 WINDOW_FUTURE = timedelta(days=90)
 
@@ -299,8 +308,11 @@ async def sync_connection(
             conn.last_synced_at = utcnow()
         conn.last_error = error
         conn.lease_owner = None
-        # After a failure, wait a little before the next attempt instead of retrying at once.
-        conn.lease_until = utcnow() + RETRY_AFTER_FAILURE if error else None
+        # After a failure, wait before the next attempt: 1 min, doubling, at most an hour.
+        conn.sync_failures = conn.sync_failures + 1 if error else 0
+        wait = retry_wait(conn.sync_failures) if error else None
+        conn.lease_until = utcnow() + wait if wait else None
+        failures = conn.sync_failures
         if conn.sync_requested_at == requested_at:
             conn.sync_requested_at = None
     if timings is not None:
@@ -311,7 +323,14 @@ async def sync_connection(
             timings["provider_other"] = network - began - spent
         timings["store"] = time.perf_counter() - network
     if error:
-        log.info("calendar sync of connection %s failed", connection_id)
+        log.warning(
+            "calendar sync of connection %s (%s) failed (%d in a row; next attempt in %s): %s",
+            connection_id,
+            urlsplit(url).hostname,
+            failures,
+            retry_wait(failures),
+            error,
+        )
     return pulled.transferred if pulled is not None else 0
 
 

@@ -6,9 +6,12 @@ imports when it runs (see `support.py`)."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -24,6 +27,7 @@ from salesplan.cli.support import (
     err,
     fail,
     note_stray_database,
+    require_current_schema,
     run_in_session,
     say,
     upgrade_or_fail,
@@ -133,7 +137,10 @@ def serve(
         fail("--workers above 1 needs SALESPLAN_REDIS_URL so that rate limits are shared.")
     if not settings.is_sqlite and not settings.secret_key:
         fail("SALESPLAN_SECRET_KEY is required with PostgreSQL.")
-    ensure_migrated(settings)
+    if settings.is_sqlite:
+        ensure_migrated(settings)
+    else:  # PostgreSQL is migrated by `salesplan migrate`, never by serve
+        require_current_schema(settings)
     if "public_url" not in settings.model_fields_set:
         # Links (discovery, mapUrl, WWW-Authenticate) name the origin actually served. Through
         # the environment, so that every worker process's Settings() reads it.
@@ -160,22 +167,33 @@ def check_dkim(settings: Settings) -> None:
 
 
 SERVED_ORIGIN = "served-origin"
-"""The file, beside the embedded database, where `serve` notes the origin it serves (when
-SALESPLAN_PUBLIC_URL is unset), so that `demo` prints a sign-in on the server's port."""
+"""The file where `serve` notes the origin it serves (when SALESPLAN_PUBLIC_URL is unset), so that
+`demo` prints a sign-in on the server's port: beside the embedded database, or for PostgreSQL in
+the data folder, one file per database."""
+
+
+def served_origin_file(settings: Settings) -> Path:
+    if settings.is_sqlite:
+        return settings.sqlite_folder / SERVED_ORIGIN
+    from sqlalchemy.engine import make_url
+
+    shown = make_url(settings.database_url).render_as_string(hide_password=True)
+    return settings.data_dir / f"{SERVED_ORIGIN}-{hashlib.sha256(shown.encode()).hexdigest()[:16]}"
 
 
 def remember_served_origin(settings: Settings, origin: str) -> None:
-    if settings.is_sqlite:
-        settings.make_data_dir()
-        (settings.sqlite_folder / SERVED_ORIGIN).write_text(origin + "\n")
+    path = served_origin_file(settings)
+    with contextlib.suppress(OSError):  # a note for `demo`: serving goes on without it
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text(origin + "\n")
 
 
 def public_origin(settings: Settings) -> str:
     """SALESPLAN_PUBLIC_URL, else the origin `serve` last served on this database, else the
     default."""
-    if "public_url" in settings.model_fields_set or not settings.is_sqlite:
+    if "public_url" in settings.model_fields_set:
         return settings.public_url
-    noted = settings.sqlite_folder / SERVED_ORIGIN
+    noted = served_origin_file(settings)
     origin = noted.read_text().strip() if noted.is_file() else ""
     return origin.rstrip("/") or settings.public_url
 
@@ -235,6 +253,7 @@ def worker() -> None:
 
     settings = Settings()
     check_dkim(settings)
+    require_current_schema(settings)  # never creates nor migrates a database
     logging.basicConfig(level=settings.log_level.upper())
     asyncio.run(run_standalone(settings))
 

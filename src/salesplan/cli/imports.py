@@ -19,6 +19,7 @@ from salesplan.cli.support import (
     fail,
     parse_uuid,
     run_on_database,
+    say,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ RejectedOpt = Annotated[
     typer.Option(
         "--rejected",
         metavar="PATH",
-        help="Where to write rejected rows (default FILE.rejected.csv).",
+        help="Where to write rejected rows (default: beside the file, accounts.csv → "
+        "accounts.rejected.csv; none when no row is rejected).",
     ),
 ]
 BatchOpt = Annotated[int, typer.Option("--batch-size", metavar="N", min=1, max=1000)]
@@ -43,7 +45,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from salesplan.accounts.importer import count_rows, run_import
+    from salesplan.accounts.importer import count_rows, run_import, separator_hint
     from salesplan.config import Settings
     from salesplan.db import create_database, create_engine
     from salesplan.events import handlers
@@ -54,6 +56,7 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     ensure_migrated(settings)
     rejected_path = rejected or file.with_name(file.stem + ".rejected.csv")
     total = count_rows(file)
+    hint = separator_hint(file)
 
     async def go() -> ImportSummary:
         engine = create_engine(settings)
@@ -89,12 +92,14 @@ def _run(kind: Kind, file: Path, org: str, rejected: Path | None, batch_size: in
     table.add_row("rejected", str(summary.rejected))
     if summary.not_processed:
         table.add_row("not processed", str(summary.not_processed))
-    table.add_row("rejected rows", summary.rejected_file or "")
+    table.add_row("rejected rows", summary.rejected_file or "(none)")
     if summary.ignored_columns:
         table.add_row("ignored columns", ", ".join(summary.ignored_columns))
     Console(stderr=True).print(table)
     if not sys.stdout.isatty():  # on a terminal the table above is the summary
         emit(summary.as_dict(), f"import {kind}")
+    if hint:
+        say(f"note: {hint}")  # below the summary, where it is read
     if summary.error:
         fail(summary.error)
 

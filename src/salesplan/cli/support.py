@@ -272,6 +272,18 @@ def ensure_migrated(settings: Settings) -> None:
         upgrade_or_fail(settings)
 
 
+def require_current_schema(settings: Settings) -> None:
+    """`serve` on PostgreSQL and `worker` on either engine: a database that is missing,
+    unreachable, empty or behind the migrations is one `error:` line and exit 1 at start."""
+    from salesplan.migrate import schema_problem
+
+    note_stray_database(settings)
+    problem = schema_problem(settings)
+    if problem:
+        fail(problem)
+    announce_database(settings)
+
+
 def upgrade_or_fail(settings: Settings) -> int:
     """Apply migrations and say which database it was; a database that cannot be reached is
     one line saying what to do. Answers how many revisions were applied."""

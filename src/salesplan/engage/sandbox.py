@@ -17,8 +17,10 @@ as it finishes, by `{"ok": [subject, body, html, unknownFields]}` or `{"error": 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import resource
 import signal
 import struct
 import sys
@@ -200,12 +202,8 @@ def _write(stream: Any, payload: dict[str, Any]) -> None:
 
 
 def serve() -> None:
-    try:
-        import resource
-
+    with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-    except (ImportError, ValueError, OSError):
-        pass
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's Ctrl-C is the parent's
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer

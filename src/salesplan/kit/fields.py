@@ -62,6 +62,25 @@ Url = Annotated[
         }
     ),
 ]
+# A host name: dot-separated labels of letters (any script), digits, `-` and `_`, a label
+# neither starting nor ending with `-`; no spaces, no punctuation (`not a domain!!`).
+_LABEL = r"[A-Za-z0-9_\u00a1-\uffff](?:[A-Za-z0-9_\u00a1-\uffff-]{0,61}[A-Za-z0-9_\u00a1-\uffff])?"
+DOMAIN_PATTERN = rf"^(?:{_LABEL}\.)+{_LABEL}$"
+_DOMAIN = re.compile(DOMAIN_PATTERN)
+
+
+def _domain(value: str) -> str:
+    if not _DOMAIN.fullmatch(value):
+        raise ValueError("Not a domain name (such as example.com).")
+    return value
+
+
+Domain = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, max_length=253),
+    AfterValidator(_domain),
+    WithJsonSchema({"type": "string", "maxLength": 253, "pattern": DOMAIN_PATTERN}),
+]
 CrmId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=255)]
 MONEY_PATTERN = r"^[0-9]{1,18}(\.[0-9]{1,2})?$"
 

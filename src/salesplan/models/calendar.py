@@ -37,6 +37,8 @@ class CalendarConnection(IdMixin, TenantMixin, TimestampMixin, Base):
     # Set by `POST …/sync` (and on create); cleared by the sync that honoured it.
     sync_requested_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
     last_error: Mapped[str | None] = mapped_column(Text, default=None)
+    # Failed attempts in a row (0 after a success): the next waits 1 min * 2^(n-1), at most 1 h.
+    sync_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     lease_owner: Mapped[str | None] = mapped_column(String(64), default=None)
     lease_until: Mapped[datetime | None] = mapped_column(default=None)
 

@@ -46,8 +46,8 @@ def create_api_key_cmd(
         ),
     ] = None,
 ) -> None:
-    """Create a partner API key; prints {"id": …, "key": …, "expiresAt": …}. The key is shown
-    only once. Without --org it reaches the organizations the user belongs to now."""
+    """Create a partner API key; prints list-api-keys' row for it with the key: {"id", "key",
+    "scopes": […], "expiresAt", …}. The key is shown only once. Without --org it reaches the organizations the user belongs to now."""
     from salesplan.auth.tokens import create_api_key, expiry_in_days
 
     user_id = parse_uuid(user, "--user")
@@ -62,12 +62,8 @@ def create_api_key_cmd(
             organization_ids=org_ids,
             expires_at=expiry_in_days(expires_in_days),
         )
-        return {
-            "id": str(key.id),
-            "key": raw,
-            "scopes": " ".join(key.scopes),
-            "expiresAt": _iso(key.expires_at),
-        }
+        row = _key_row(key)
+        return {"id": row["id"], "key": raw} | row  # list-api-keys' row, the key near the top
 
     emit(run_in_session(go), "API key (shown once)")
 
@@ -104,7 +100,8 @@ def create_oauth_app_cmd(
         ),
     ] = None,
 ) -> None:
-    """Create an OAuth app; prints {"client_id", "client_secret"}. The secret is shown once."""
+    """Create an OAuth app; prints list-oauth-apps' row for it with {"client_id",
+    "client_secret"}. The secret is shown once."""
     from salesplan.oauth.apps import create_oauth_app
 
     user_id = parse_uuid(user, "--user")
@@ -125,12 +122,8 @@ def create_oauth_app_cmd(
             redirect_uris=redirect_uri or [],
             grant_types=grant,
         )
-        return {
-            "client_id": app.client_id,
-            "client_secret": secret,
-            "scopes": " ".join(app.scopes),
-            "grant_types": " ".join(app.grant_types),
-        }
+        # list-oauth-apps' row, and the credentials under their OAuth names (contract §11)
+        return _app_row(app) | {"client_id": app.client_id, "client_secret": secret}
 
     emit(run_in_session(go), "OAuth app (secret shown once)")
 
