@@ -79,7 +79,14 @@ async def create_account_contact(
     )
 
 
-@router.get("/contacts", operation_id="listContacts", response_model=ListResponse[ContactOut])
+@router.get(
+    "/contacts",
+    operation_id="listContacts",
+    response_model=ListResponse[ContactOut],
+    summary="List contacts",
+    description=text.LIST_CONTACTS,
+)
+@as_tool(docs=text.LIST_CONTACTS_ARGS)
 async def list_contacts(
     ctx: Read,
     session: SessionDep,

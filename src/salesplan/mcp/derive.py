@@ -23,6 +23,7 @@ from salesplan.auth.dependencies import Requirement
 from salesplan.kit.adapters import Dependant
 from salesplan.kit.tools import ToolOptions, tool_options
 from salesplan.mcp.registry import ListArgs, ToolArgs, ToolSpec, register
+from salesplan.mcp.toolsets import toolset_of
 from salesplan.openapi import requirement_of, summary_of
 
 
@@ -141,6 +142,7 @@ def derive(route: APIRoute, options: ToolOptions) -> tuple[ToolSpec, Parameters]
         idempotent=idempotent,
         title=summary_of(route),
         result=options.result,
+        toolset=toolset_of(route.endpoint),
     )
     body_names: tuple[str, ...] = ()
     if body is not None:
