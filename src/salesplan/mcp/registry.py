@@ -261,6 +261,10 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
         shared = SHARED_DOCS.get(prop.get("description", ""))
         if shared is not None:
             ordered[name] = {**prop, "description": shared}
+        if name in SHARED_ARGUMENTS:
+            # Bounds and defaults said once in the instructions; the values (sortBy's keys)
+            # are the tool's own.
+            ordered[name] = {k: v for k, v in prop.items() if k in ("type", "enum")}
     ordered["headers"] = HEADERS_SCHEMA
     schema["type"] = "object"
     schema["properties"] = ordered
