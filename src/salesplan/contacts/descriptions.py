@@ -100,3 +100,10 @@ UPDATE_CONTACT_ARGS = {
     ),
 }
 DELETE_CONTACT_ARGS = {"contactId": CONTACT_ID}
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+UPDATE_CONTACT_BRIEF = (
+    "Replace a contact's fields (PUT): EVERY field you do not send becomes null (`accountId` "
+    "is kept). To change one field, call getContact, then send all the fields you want to "
+    "keep."
+)

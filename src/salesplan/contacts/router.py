@@ -137,7 +137,7 @@ async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> R
     summary="Replace a contact",
     description=text.UPDATE_CONTACT,
 )
-@as_tool(docs=text.UPDATE_CONTACT_ARGS)
+@as_tool(docs=text.UPDATE_CONTACT_ARGS, brief=text.UPDATE_CONTACT_BRIEF)
 async def update_contact(
     contactId: uuid.UUID, body: ContactReplace, ctx: Write, session: SessionDep
 ) -> Response:

@@ -27,7 +27,6 @@ from pydantic.alias_generators import to_camel
 from salesplan.errors import ValidationFailed, validation_errors
 from salesplan.kit.pagination import (
     MAX_PAGE_SIZE,
-    UPDATED_SINCE,
     ListParams,
     parse_list_params,
 )
@@ -199,22 +198,12 @@ def mcp_tool(
 
 HEADERS_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "Optional organization to act in.",
     "properties": {"xOrganizationId": {"type": "string"}},
 }
 """The optional `headers` argument of every tool; the server's instructions say the rest once."""
 
 # The list arguments, described once in the server's instructions, not in each tool.
 SHARED_ARGUMENTS = ("page", "pageSize", "limit", "cursor", "sortBy", "order")
-
-# Arguments that many tools share, described at length once in the server's instructions
-# (salesplan.mcp.server.INSTRUCTIONS): their long description → what each tool says.
-SHARED_DOCS: dict[str, str] = {
-    UPDATED_SINCE: (
-        "Incremental sync: only rows with `updatedAt` >= this RFC 3339 instant, oldest first; "
-        "page by cursor (see the instructions)."
-    ),
-}
 
 
 def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
@@ -258,9 +247,6 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
         if name in ordered:
             ordered[name] = {**ordered[name], "description": text}
     for name, prop in ordered.items():
-        shared = SHARED_DOCS.get(prop.get("description", ""))
-        if shared is not None:
-            ordered[name] = {**prop, "description": shared}
         if name in SHARED_ARGUMENTS:
             # Bounds and defaults said once in the instructions; the values (sortBy's keys)
             # are the tool's own.
