@@ -230,3 +230,29 @@ async def test_a_dsn_naming_another_organizations_message_changes_nothing(
     assert (item["status"], item["lastError"]) == ("sent", None)
     assert await suppressed(client, actor) == []
     assert await suppressed(client, other) == []
+
+
+async def test_an_auto_reply_is_not_a_reply_in_the_communication_analytics_either(
+    app, client, actor, db, smtp
+) -> None:
+    """Analytics' replies (engage and feed alike) leave auto-replies out; the feed still counts
+    the message as received."""
+    secret = await secret_of(app, db, actor)
+    _, steps = await campaign_steps(app, db, actor, smtp)
+    ooo = answer(steps[0].rfc_message_id, ["Auto-Submitted: auto-replied"], "Out of Office", 1)
+    assert (await post_inbound(client, actor.org.id, ooo, secret)).status_code == 202
+    today = utcnow().date().isoformat()
+    query = {"from": today, "to": today}
+    feed = await client.get("/api/v1/feed/analytics", headers=actor.in_org(), params=query)
+    assert feed.status_code == 200, feed.text
+    totals = feed.json()["totals"]
+    assert (totals["sent"], totals["received"], totals["replies"]) == (1, 1, 0)
+    assert totals["replyRate"] == 0
+    engage = (await client.get(f"{API}/analytics", headers=actor.in_org())).json()
+    assert engage["totals"]["replied"] == 0
+    human = answer(steps[0].rfc_message_id, [], None, 2)
+    assert (await post_inbound(client, actor.org.id, human, secret)).status_code == 202
+    totals = (
+        await client.get("/api/v1/feed/analytics", headers=actor.in_org(), params=query)
+    ).json()["totals"]
+    assert (totals["received"], totals["replies"], totals["replyRate"]) == (2, 1, 1.0)

@@ -175,3 +175,27 @@ async def test_workers_draining_together_never_exceed_the_cap(app, client, actor
         statuses = (await session.execute(select(EngageMessage.status))).scalars().all()
     assert sorted(statuses).count("sent") == 4
     assert sorted(statuses).count("scheduled") == 8  # the rest waits for its free slot
+
+
+async def test_a_message_held_by_the_cap_carries_its_next_free_slot_as_scheduled_at(
+    app, client, actor, smtp, db
+) -> None:
+    """Contract §14 (2026-11-27): never `scheduledAt: null` while a cap holds it."""
+    ids = await queue(client, actor, 3, tag="slot")
+    await drain(capped(app, smtp, hour=1))
+    waiting = [i for i in [await item(client, actor, i) for i in ids] if i["status"] != "sent"]
+    assert len(waiting) == 2
+    slot = (
+        (
+            await db.execute(
+                select(EngageMessage.next_attempt_at).where(EngageMessage.status == "scheduled")
+            )
+        )
+        .scalars()
+        .first()
+    )
+    assert slot is not None
+    for held in waiting:
+        assert held["lastError"] == CAP_REACHED
+        assert held["scheduledAt"] is not None
+        assert held["scheduledAt"] == slot.isoformat().replace("+00:00", "Z")

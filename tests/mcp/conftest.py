@@ -87,9 +87,11 @@ async def mcp(mcp_server: McpServer, app: object) -> McpServer:
 
 
 @contextlib.asynccontextmanager
-async def connect(url: str, key: str | None, *, mode: str = "legacy") -> AsyncIterator[Client]:
-    """The SDK's own client over streamable HTTP with a bearer token."""
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+async def connect(
+    url: str, key: str | None, *, mode: str = "legacy", headers: dict[str, str] | None = None
+) -> AsyncIterator[Client]:
+    """The SDK's own client over streamable HTTP with a bearer token (and `headers`)."""
+    headers = ({"Authorization": f"Bearer {key}"} if key else {}) | (headers or {})
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
         Client(streamable_http_client(url, http_client=http), mode=mode) as client,  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from salesplan.db_dependencies import SessionDep
 from salesplan.kit.list_query import list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.tools import as_tool, tool_options
-from salesplan.mcp.derive import derive, flagged_routes, requirement_of
+from salesplan.mcp.derive import brief, derive, flagged_routes, requirement_of
 from salesplan.mcp.registry import TOOLS, input_schema
 from salesplan.mcp.server import SESSION_MAX_AGE, McpSessions
 from salesplan.mcp.tools import register_api_tools
@@ -33,7 +33,7 @@ register_api_tools()
 def test_every_derived_tool_takes_its_rules_from_its_route():
     derived = list(flagged_routes(router for _, router, _ in api_routers()))
     assert len(derived) >= 38
-    for route, _ in derived:
+    for route, options in derived:
         spec = TOOLS[str(route.operation_id)]
         requirement = requirement_of(route)
         if requirement is None:  # public (getMeta): no scope, no organization
@@ -44,7 +44,10 @@ def test_every_derived_tool_takes_its_rules_from_its_route():
         assert spec.user_token == requirement.user_token, spec.name
         assert spec.organization == requirement.organization, spec.name
         assert spec.title == route.summary, spec.name
-        assert route.description and spec.description.startswith(route.description.strip())
+        # The description's first sentence (or the flag's own brief), short for MCP.
+        assert route.description and spec.description.startswith(
+            options.brief or brief(route.description)
+        ), spec.name
         assert spec.run is None  # the route runs, not an adapter
 
 
@@ -107,8 +110,9 @@ def test_exposing_an_operation_is_one_flag_on_its_route():
         schema["properties"]
     )
     assert schema["properties"]["sortBy"]["enum"] == ["createdAt", "name"]
-    assert schema["properties"]["flag"]["description"] == "A flag."
-    assert schema["properties"]["note"]["description"] == "A note."
+    # No prose inside schemas (contract §9, 2026-11-27): no argument carries a description.
+    assert schema["properties"]["flag"] == {"default": False, "type": "boolean"}
+    assert schema["properties"]["note"] == {"type": "string"}
     assert (parameters.path, parameters.body) == (("thingId",), ("name", "note"))
     assert "flag" in parameters.query and "pageSize" in parameters.query
 
@@ -195,3 +199,12 @@ async def test_an_unknown_session_id_is_404(mcp, db):
         init = await http.post(mcp.url, json=INITIALIZE, headers=MCP_HEADERS | bearer(actor.key))
     assert resp.status_code == 404
     assert init.status_code == 200 and init.headers["mcp-session-id"]
+
+
+def test_a_tool_description_is_the_first_sentence_without_the_answers_shape():
+    text = """List the accounts as `{"data": [account], "pagination"}`; an account is
+    `{id, name}`. Use it to find an id."""
+    assert brief(text) == "List the accounts."
+    assert brief("Read one account by id: `{id, name}`. More.") == "Read one account by id."
+    long = brief("Describe " + "this service and " * 30 + "the rest.")
+    assert len(long) <= 200 and long.endswith("…") and not long.endswith(" …")

@@ -78,6 +78,8 @@ async def _seeded(mcp: Any, app: Any) -> tuple[str, dict[str, str]]:
         },
     )
     assert artifacts.status_code == 200, artifacts.text
+    lead = await rest(mcp, key, "POST", "/leads", json={"firstName": "Lin", "company": "Initech"})
+    assert lead.status_code == 201, lead.text
     ids = {
         "organizationId": demo.organization_id,
         "accountId": globex["id"],
@@ -115,6 +117,8 @@ def _calls(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "listAccountBuyingGroups": one["accountId"],
         "listBuyingGroups": {},
         "listAccountContacts": one["accountId"],
+        "listContacts": {"limit": 2},
+        "listLeads": {"updatedSince": "2000-01-01T00:00:00Z"},
         "getContact": one["contactId"],
         "listOpportunities": {},
         "getOpportunity": one["opportunityId"],

@@ -1,5 +1,5 @@
 """Incremental sync over MCP (issue 31): the list tools derived from the synced routes take
-`updatedSince` with its description, and answer what the REST list answers."""
+`updatedSince` (explained once, in the server's instructions), and answer what the REST list answers."""
 
 from __future__ import annotations
 
@@ -16,9 +16,12 @@ async def test_synced_list_tools_take_updated_since(mcp, db):
     actor = await make_actor(db)
     async with connect(mcp.url, actor.key) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
+        instructions = client.instructions or ""
+    assert "updatedSince" in instructions and "updatedAt" in instructions
     for name in SYNCED_TOOLS:
         prop = tools[name].input_schema["properties"]["updatedSince"]
-        assert "updatedAt" in prop["description"], name
+        # No prose inside schemas (contract §9, 2026-11-27): the instructions say it once.
+        assert prop == {"type": "string", "format": "date-time"}, name
         assert "includeArchived" in tools[name].input_schema["properties"], name
 
 

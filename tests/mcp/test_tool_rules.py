@@ -10,10 +10,12 @@ import pytest
 
 from salesplan.app import create_app
 from salesplan.config import Settings
-from salesplan.mcp.registry import TOOLS
+from salesplan.mcp.derive import BRIEF_LENGTH
+from salesplan.mcp.registry import SHARED_ARGUMENTS, TOOLS
 from tests.fixtures.crm import make_account, make_contact, make_opportunity
 from tests.fixtures.factories import make_actor
 from tests.mcp.conftest import McpServer, body, connect, error, rest, serve
+from tests.mcp.test_catalog import _prose
 from tests.mcp.test_organization_context import two_orgs
 
 # The tools of this phase with the scope of the spec's MCP table (contract §9 for the extras).
@@ -85,14 +87,20 @@ async def test_tools_list_has_every_tool_with_its_schema(mcp, db):
     assert tools["deleteAccount"].annotations.destructive_hint is True
 
 
-async def test_every_argument_is_described_for_an_agent(mcp, db):
+async def test_tools_are_described_briefly_and_their_schemas_carry_no_prose(mcp, db):
+    """Contract §9, 2026-11-27 (a catalog an agent can afford): no prose inside schemas; what
+    an agent must know is in the tool's short description and, once, in the instructions."""
     actor = await make_actor(db)
     async with connect(mcp.url, actor.key) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
+        instructions = client.instructions or ""
     for name in PHASE_TWO:
-        assert len(tools[name].description or "") > 200, name
-        for arg, prop in tools[name].input_schema["properties"].items():
-            assert prop.get("description"), f"{name}.{arg}"
+        assert 0 < len(tools[name].description or "") <= BRIEF_LENGTH, name
+        schema = tools[name].input_schema
+        assert not _prose(schema), (name, _prose(schema))
+        for arg in schema["properties"]:
+            if arg in SHARED_ARGUMENTS:  # the list arguments: said once, in the instructions
+                assert arg in instructions, arg
     create_plan = tools["createPlan"].description or ""
     assert "listAccountBuyingGroups" in create_plan and "BUYING_GROUP" in create_plan
     assert "send all the fields" in (tools["updateAccount"].description or "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx2
 
+from salesplan.mcp.derive import BRIEF_LENGTH
 from salesplan.mcp.registry import TOOLS
 from tests.fixtures.factories import make_actor, make_key, make_org, make_user
 from tests.mcp.conftest import McpServer, body, connect, error
@@ -43,8 +44,9 @@ async def test_tool_descriptions_are_written_for_an_agent(mcp, db):
     actor = await make_actor(db)
     async with connect(mcp.url, actor.key) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
+    # Short (contract §9, 2026-11-27: a catalog an agent can afford), never empty.
     for name in PHASE_ONE:
-        assert tools[name].description and len(tools[name].description) > 200, name
+        assert 0 < len(tools[name].description or "") <= BRIEF_LENGTH, name
     assert "setActiveOrganization" in (tools["listOrganizations"].description or "")
 
 

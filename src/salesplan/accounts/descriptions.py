@@ -119,3 +119,9 @@ LIST_ACCOUNT_BUYING_GROUPS_ARGS = {
     "includeArchived": INCLUDE_ARCHIVED,
     "search": "Case-insensitive substring of the buying group's name.",
 }
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+UPDATE_ACCOUNT_BRIEF = (
+    "Replace an account's fields (PUT): EVERY field you do not send becomes null. To change "
+    "one field, call getAccount, then send all the fields you want to keep."
+)

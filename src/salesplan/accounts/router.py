@@ -130,7 +130,7 @@ async def get_account(accountId: uuid.UUID, ctx: Read, request: Request) -> Resp
     summary="Replace an account",
     description=text.UPDATE_ACCOUNT,
 )
-@as_tool(docs=text.UPDATE_ACCOUNT_ARGS)
+@as_tool(docs=text.UPDATE_ACCOUNT_ARGS, brief=text.UPDATE_ACCOUNT_BRIEF)
 async def update_account(
     accountId: uuid.UUID, body: AccountIn, ctx: Write, session: SessionDep, request: Request
 ) -> Response:

@@ -26,6 +26,13 @@ lastName or email. An account id of another organization answers `not_found`. Wh
 since a date-time: `updatedSince` (rows with updatedAt at or after it, oldest change first).
 """
 
+LIST_CONTACTS = """
+List the organization's contacts (people) across accounts, as `{"data": [contact],
+"pagination"}`. Filter by `email` (compared as parsed) or `accountId`; `search` matches names
+and e-mail. Archived contacts only with `includeArchived`. For incremental sync use
+`updatedSince` with `limit`/`cursor`.
+"""
+
 GET_CONTACT = """
 Read one contact by id: `{id, accountId, firstName, lastName, fullName, email, title, phone,
 linkedinUrl, crmId, archivedAt, createdAt, updatedAt}`. An archived contact still answers (with
@@ -60,6 +67,12 @@ LIST_ACCOUNT_CONTACTS_ARGS = {
     "includeArchived": "true to list archived (deleted) contacts too; default false.",
     "search": "Case-insensitive substring of the contact's name or e-mail.",
 }
+LIST_CONTACTS_ARGS = {
+    "email": "Only the contacts with this e-mail address.",
+    "accountId": "Only the contacts of this account.",
+    "includeArchived": "true to list archived (deleted) contacts too.",
+    "search": "Case-insensitive substring of the name or e-mail.",
+}
 GET_CONTACT_ARGS = {"contactId": CONTACT_ID}
 CONTACT_FIELDS = {
     "firstName": FIRST_NAME,
@@ -87,3 +100,10 @@ UPDATE_CONTACT_ARGS = {
     ),
 }
 DELETE_CONTACT_ARGS = {"contactId": CONTACT_ID}
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+UPDATE_CONTACT_BRIEF = (
+    "Replace a contact's fields (PUT): EVERY field you do not send becomes null (`accountId` "
+    "is kept). To change one field, call getContact, then send all the fields you want to "
+    "keep."
+)

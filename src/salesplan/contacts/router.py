@@ -80,7 +80,14 @@ async def create_account_contact(
     )
 
 
-@router.get("/contacts", operation_id="listContacts", response_model=ListResponse[ContactOut])
+@router.get(
+    "/contacts",
+    operation_id="listContacts",
+    response_model=ListResponse[ContactOut],
+    summary="List contacts",
+    description=text.LIST_CONTACTS,
+)
+@as_tool(docs=text.LIST_CONTACTS_ARGS)
 async def list_contacts(
     ctx: Read,
     session: SessionDep,
@@ -131,7 +138,7 @@ async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> R
     summary="Replace a contact",
     description=text.UPDATE_CONTACT,
 )
-@as_tool(docs=text.UPDATE_CONTACT_ARGS)
+@as_tool(docs=text.UPDATE_CONTACT_ARGS, brief=text.UPDATE_CONTACT_BRIEF)
 async def update_contact(
     contactId: uuid.UUID, body: ContactReplace, ctx: Write, session: SessionDep
 ) -> Response:

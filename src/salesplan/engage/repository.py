@@ -5,7 +5,7 @@ body names (a missing one is a 422 naming the field)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from sqlalchemy import func, insert, select
@@ -253,6 +253,16 @@ class SuppressionRepository(EngageRepository[EngageSuppression]):
         stmt = scoped(select(EngageSuppression), self.ctx).where(EngageSuppression.email == address)
         found: EngageSuppression | None = (await self.session.execute(stmt)).scalar_one_or_none()
         return found
+
+    async def by_addresses(self, addresses: Collection[str]) -> dict[str, EngageSuppression]:
+        """The organization's entries for addresses already kit.email.mailbox'd, by address
+        (one statement)."""
+        if not addresses:
+            return {}
+        stmt = scoped(select(EngageSuppression), self.ctx).where(
+            EngageSuppression.email.in_(list(addresses))
+        )
+        return {row.email: row for row in (await self.session.execute(stmt)).scalars()}
 
     async def delete(self, row: EngageSuppression) -> None:
         await self.session.delete(row)

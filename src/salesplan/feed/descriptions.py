@@ -66,3 +66,9 @@ What needs the user, oldest first: `{"data": [{kind: "unanswered_message"|"overd
 unanswered for over 24 hours, the user's overdue plan tasks (past their target date, not
 completed), and the user's past meetings with open action items. Needs a user-backed token.
 """
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+LIST_NEEDS_ATTENTION_BRIEF = (
+    "What needs the user, oldest first: inbound threads unanswered for over 24 hours, overdue "
+    "plan tasks, and past meetings with open action items."
+)

@@ -317,7 +317,11 @@ async def analytics_rows(
         EngageReply,
         [],
         received=True,
-        replies=case((EngageReply.message_id.is_not(None), 1), else_=0),
+        # A reply answers one of our messages; an auto-reply answers nothing (contract §14).
+        replies=case(
+            (EngageReply.message_id.is_not(None) & EngageReply.auto_reply.is_(False), 1),
+            else_=0,
+        ),
     )
     meetings = part(
         CalendarEvent.start_at,

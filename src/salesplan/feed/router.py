@@ -162,7 +162,7 @@ async def get_communication_analytics(
     description=text.LIST_NEEDS_ATTENTION,
     response_model=ListResponse[AttentionItem],
 )
-@as_tool()
+@as_tool(brief=text.LIST_NEEDS_ATTENTION_BRIEF)
 @read_only
 async def list_needs_attention(
     ctx: UserRead, session: SessionDep, codec: CursorCodecDep, params: AttentionParams

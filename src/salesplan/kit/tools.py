@@ -6,10 +6,11 @@
     async def get_account(accountId: uuid.UUID, ctx: Read, session: SessionDep) -> Response: ...
 
 Everything else comes from the route declaration (salesplan.mcp.derive): the tool's name is the
-operationId, its title the summary, its description the description (agent-oriented: it serves
-the OpenAPI document too), its scope, rate-limit group, user-token rule and organization rule
-the route's `require(...)`, its arguments the route's path and query parameters and body fields,
-its result the REST response body. The flag carries only what MCP needs beyond that."""
+operationId, its title the summary, its description the first sentence of the description (the
+OpenAPI document keeps it whole; contract §9, 2026-11-27: a catalog an agent can afford), its
+scope, rate-limit group, user-token rule and organization rule the route's `require(...)`, its
+arguments the route's path and query parameters and body fields, its result the REST response
+body. The flag carries only what MCP needs beyond that."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ class ToolOptions:
     docs: Mapping[str, str] = field(default_factory=dict)
     # Appended to the description in the tool only: where the tool differs from REST.
     note: str = ""
+    # The tool's description, where the first sentence of the route's misses the one thing an
+    # agent must know (at most ~200 characters).
+    brief: str = ""
     # Where the tool answers something else than the REST body (see `deleted`).
     result: ResultAdapter | None = None
     # For a public route (no `require(...)`): the tool still spends a unit of this group.
@@ -46,6 +50,7 @@ def as_tool(
     *,
     docs: Mapping[str, str] | None = None,
     note: str = "",
+    brief: str = "",
     result: ResultAdapter | None = None,
     group: str | None = None,
     read_only: bool | None = None,
@@ -55,6 +60,7 @@ def as_tool(
     options = ToolOptions(
         docs=dict(docs or {}),
         note=note,
+        brief=" ".join(brief.split()),
         result=result,
         group=group,
         read_only=read_only,

@@ -14,6 +14,7 @@ from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 from salesplan.leads import service
 from salesplan.leads.schemas import LeadIn, LeadOut, LeadPatch, LeadStatus
 
@@ -25,7 +26,26 @@ Delete = Annotated[RequestContext, require("accounts:delete", "accounts")]
 Params = Annotated[ListParams, list_params(("createdAt", "updatedAt", "lastName", "email"))]
 
 
-@router.get("", operation_id="listLeads", response_model=ListResponse[LeadOut])
+LIST_LEADS = """
+List the organization's leads (people not yet tied to an account) as `{"data": [lead],
+"pagination"}`. Filter by `status`; `search` matches names, e-mail and company. Archived leads
+only with `includeArchived`. For incremental sync use `updatedSince` with `limit`/`cursor`.
+"""
+LIST_LEADS_ARGS = {
+    "status": "Only the leads in this status.",
+    "includeArchived": "true to list archived (deleted) leads too.",
+    "search": "Case-insensitive substring of the name, e-mail or company.",
+}
+
+
+@router.get(
+    "",
+    operation_id="listLeads",
+    response_model=ListResponse[LeadOut],
+    summary="List leads",
+    description=LIST_LEADS,
+)
+@as_tool(docs=LIST_LEADS_ARGS)
 async def list_leads(
     ctx: Read,
     session: SessionDep,

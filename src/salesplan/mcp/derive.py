@@ -2,8 +2,9 @@
 REST operation's parameters and body as named arguments, plus optional `headers`").
 
 A route flagged with `@as_tool(...)` (salesplan.kit.tools) becomes the tool named by its
-operationId: title = summary, description = description (+ the flag's note), scope, group,
-user-token and organization rules = its `require(...)`, arguments = its path parameters, its query
+operationId: title = summary, description = the flag's `brief`, else the description's first
+sentence without the answer's shape (`brief()`), + the flag's note; scope, group, user-token and
+organization rules = its `require(...)`, arguments = its path parameters, its query
 parameters (a list route's `list_params` as the shared `ListArgs`) and its body's fields. The
 arguments model (a `ToolArgs`) only describes and checks names: a call runs the route itself
 (salesplan.mcp.pipeline), so that the REST validation, service and response apply unchanged.
@@ -11,6 +12,7 @@ arguments model (a `ToolArgs`) only describes and checks names: a call runs the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, cast
@@ -22,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 from salesplan.auth.dependencies import Requirement
 from salesplan.kit.tools import ToolOptions, tool_options
 from salesplan.mcp.registry import ListArgs, ToolArgs, ToolSpec, register
+from salesplan.mcp.toolsets import toolset_of
 from salesplan.openapi import requirement_of, summary_of
 
 if TYPE_CHECKING:
@@ -81,6 +84,28 @@ def _field(model_field: Any, docs: dict[str, str], required: bool) -> tuple[Any,
     return annotation, Field(default, alias=alias, description=description)
 
 
+BRIEF_LENGTH = 200
+# The first sentence: up to a full stop followed by a space or the end.
+_SENTENCE = re.compile(r"^(.+?[.!?])(?=\s|$)")
+# Where a sentence starts to spell out the answer's shape (`{...}`): its output schema says it.
+_SHAPE = re.compile(r"(?::|;|,| as| —)?\s*`[{\[]")
+
+
+def brief(description: str) -> str:
+    """A tool's description for MCP (contract §9, 2026-11-27: a catalog an agent can afford):
+    the first sentence of the route's description, up to where it spells out the answer's shape,
+    at most `BRIEF_LENGTH` characters (cut at a word, with an ellipsis)."""
+    text = " ".join(description.split())
+    match = _SENTENCE.match(text)
+    sentence = match.group(1) if match else text
+    shape = _SHAPE.search(sentence)
+    if shape is not None and shape.start() > 0:
+        sentence = sentence[: shape.start()].rstrip(" ,;:") + "."
+    if len(sentence) > BRIEF_LENGTH:
+        sentence = sentence[: BRIEF_LENGTH - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return sentence
+
+
 def derive(route: APIRoute, options: ToolOptions) -> tuple[ToolSpec, Parameters]:
     name = route.operation_id
     if not name:
@@ -127,9 +152,9 @@ def derive(route: APIRoute, options: ToolOptions) -> tuple[ToolSpec, Parameters]
     # Reads and PUT-style replacements (and upserts) leave the same state when repeated; a
     # create or a PATCH that appends is not assumed to.
     idempotent = read_only or method == "PUT"
-    description = (route.description or "").strip()
+    description = options.brief or brief(route.description or "")
     if options.note:
-        description = f"{description}\n{options.note.strip()}"
+        description = f"{description} {' '.join(options.note.split())}"
     spec = ToolSpec(
         name=name,
         description=description,
@@ -143,6 +168,7 @@ def derive(route: APIRoute, options: ToolOptions) -> tuple[ToolSpec, Parameters]
         idempotent=idempotent,
         title=summary_of(route),
         result=options.result,
+        toolset=toolset_of(route.endpoint),
     )
     body_names: tuple[str, ...] = ()
     if body is not None:

@@ -2,8 +2,9 @@
 
 A read tool (derived from a GET route) publishes as `outputSchema` the JSON Schema that the
 OpenAPI document gives its route's 200 response, made standalone: every `$ref` into
-`#/components/schemas` is inlined (a recursive one stays a `$ref` into the schema's own
-`$defs`), so that a client validates `structuredContent` without the OpenAPI document. MCP wants
+`#/components/schemas` is resolved inside the schema itself, compactly (salesplan.mcp.compact:
+a part used once inlined, a shared or recursive one once in the schema's own `$defs`; no
+prose), so that a client validates `structuredContent` without the OpenAPI document. MCP wants
 an object schema: a response that is not an object is published as `{"result": <it>}`, and the
 call answers it that way too (`salesplan.mcp.pipeline.body_result`).
 
@@ -15,15 +16,12 @@ tool's result on real data."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from fastapi import FastAPI
 
+from salesplan.mcp.compact import compact_output
 from salesplan.mcp.registry import TOOLS, ToolSpec
-
-REF_PREFIX = "#/components/schemas/"
-JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def publishes_output(spec: ToolSpec) -> bool:
@@ -40,35 +38,6 @@ def _success_schema(operation: dict[str, Any]) -> dict[str, Any] | None:
         if isinstance(schema, dict):
             return schema
     return None
-
-
-def standalone(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
-    """`schema` with every `#/components/schemas/…` reference inlined; a reference met again
-    inside itself (a recursive model) becomes `#/$defs/<name>`, defined once in `$defs`."""
-    recursive: dict[str, Any] = {}
-
-    def resolve(node: Any, stack: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [resolve(item, stack) for item in node]
-        if not isinstance(node, dict):
-            return node
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith(REF_PREFIX):
-            name = ref.removeprefix(REF_PREFIX)
-            siblings = {k: resolve(v, stack) for k, v in node.items() if k != "$ref"}
-            if name in stack:
-                if name not in recursive:
-                    recursive[name] = None  # placeholder: defined below
-                    recursive[name] = resolve(components[name], (name,))
-                return {"$ref": f"#/$defs/{name}", **siblings}
-            target = resolve(components[name], (*stack, name))
-            return {**target, **siblings} if isinstance(target, dict) else target
-        return {key: resolve(value, stack) for key, value in node.items()}
-
-    result: dict[str, Any] = resolve(copy.deepcopy(schema), ())
-    if recursive:
-        result["$defs"] = {**result.get("$defs", {}), **recursive}
-    return result
 
 
 def as_object(schema: dict[str, Any]) -> dict[str, Any]:
@@ -97,8 +66,7 @@ def output_schemas(app: FastAPI) -> dict[str, dict[str, Any]]:
             continue
         operation = operations.get(name)
         success = _success_schema(operation) if operation is not None else None
-        schema = as_object(standalone(success, components)) if success else {"type": "object"}
-        schema.pop("title", None)
-        schemas[name] = {"$schema": JSON_SCHEMA_DIALECT, **schema}
+        schema = as_object(compact_output(success, components)) if success else {"type": "object"}
+        schemas[name] = schema  # JSON Schema 2020-12, MCP's default dialect
     app.state.mcp_output_schemas = schemas
     return schemas

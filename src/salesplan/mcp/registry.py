@@ -25,8 +25,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from salesplan.errors import ValidationFailed, validation_errors
-from salesplan.kit.pagination import MAX_PAGE_SIZE, ListParams, parse_list_params
+from salesplan.kit.pagination import (
+    MAX_PAGE_SIZE,
+    ListParams,
+    parse_list_params,
+)
 from salesplan.kit.tools import ResultAdapter
+from salesplan.mcp.compact import compact_input
+from salesplan.mcp.toolsets import CORE, toolset_of
 from salesplan.ratelimit.policy import GROUPS
 
 if TYPE_CHECKING:
@@ -72,39 +78,21 @@ def _list_schema_extra(schema: dict[str, Any], cls: type[Any]) -> None:
 
 
 class ListArgs(ToolArgs):
-    """The list parameters every list operation takes (contract §4). Subclasses set `sortable`."""
+    """The list parameters every list operation takes (contract §4). Subclasses set `sortable`.
+    What they mean is said once, in the server's instructions (`SHARED_ARGUMENTS`)."""
 
     sortable: ClassVar[tuple[str, ...]] = ("createdAt",)
     default_sort: ClassVar[str] = "createdAt"
     model_config = ConfigDict(json_schema_extra=_list_schema_extra)
 
-    page: int | None = Field(
-        default=None, ge=1, description="Page number (page mode), from 1. Default 1."
-    )
-    page_size: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_PAGE_SIZE,
-        description=f"Items per page in page mode, 1..{MAX_PAGE_SIZE}. Default 50.",
-    )
-    limit: int | None = Field(
-        default=None,
-        ge=1,
-        le=MAX_PAGE_SIZE,
-        description=(
-            f"Items per page in cursor mode, 1..{MAX_PAGE_SIZE}. Giving `limit` without `page` "
-            "switches to cursor mode: follow `pagination.nextCursor` with `cursor`."
-        ),
-    )
-    cursor: str | None = Field(
-        default=None,
-        description="Opaque `pagination.nextCursor` of the previous call; not with `page`.",
-    )
-    sort_by: str | None = Field(default=None, description="Sort key.")
-    order: Literal["asc", "desc"] = Field(default="asc", description="Sort order.")
-    search: str | None = Field(
-        default=None, description="Case-insensitive substring to match on the name."
-    )
+    # Described once, in the server's instructions (salesplan.mcp.server.INSTRUCTIONS).
+    page: int | None = Field(default=None, ge=1)
+    page_size: int | None = Field(default=None, ge=1, le=MAX_PAGE_SIZE)
+    limit: int | None = Field(default=None, ge=1, le=MAX_PAGE_SIZE)
+    cursor: str | None = None
+    sort_by: str | None = None
+    order: Literal["asc", "desc"] = "asc"
+    search: str | None = Field(default=None, description="Case-insensitive name substring.")
 
     def list_params(self) -> ListParams:
         """The same `ListParams` (and the same 400s) as the REST list's query parameters."""
@@ -149,6 +137,8 @@ class ToolSpec:
     # A derived tool: (arguments as sent, REST body) → the tool result, where they differ.
     result: ResultAdapter | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The part of the catalog it is in (salesplan.mcp.toolsets: from its route's domain).
+    toolset: str = CORE
 
 
 TOOLS: dict[str, ToolSpec] = {}
@@ -198,6 +188,7 @@ def mcp_tool(
                 destructive=destructive,
                 idempotent=idempotent,
                 title=title,
+                toolset=toolset_of(fn),
             )
         )
         return fn
@@ -207,21 +198,12 @@ def mcp_tool(
 
 HEADERS_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": (
-        "Optional request headers. `xOrganizationId` names the organization this call acts in "
-        "(like the REST header X-Organization-Id); it wins over the one remembered by "
-        "setActiveOrganization. Needed when the token reaches several organizations and none "
-        "was set active."
-    ),
-    "properties": {
-        "xOrganizationId": {
-            "type": "string",
-            "format": "uuid",
-            "description": "Organization id (from listOrganizations).",
-        }
-    },
-    "additionalProperties": False,
+    "properties": {"xOrganizationId": {"type": "string"}},
 }
+"""The optional `headers` argument of every tool; the server's instructions say the rest once."""
+
+# The list arguments, described once in the server's instructions, not in each tool.
+SHARED_ARGUMENTS = ("page", "pageSize", "limit", "cursor", "sortBy", "order")
 
 
 def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
@@ -264,8 +246,13 @@ def input_schema(spec: ToolSpec) -> dict[str, Any]:
     for name, text in spec.args.docs.items():
         if name in ordered:
             ordered[name] = {**ordered[name], "description": text}
+    for name, prop in ordered.items():
+        if name in SHARED_ARGUMENTS:
+            # Bounds and defaults said once in the instructions; the values (sortBy's keys)
+            # are the tool's own.
+            ordered[name] = {k: v for k, v in prop.items() if k in ("type", "enum")}
     ordered["headers"] = HEADERS_SCHEMA
     schema["type"] = "object"
     schema["properties"] = ordered
     schema["additionalProperties"] = False
-    return schema
+    return compact_input(schema)

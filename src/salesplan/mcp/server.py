@@ -34,7 +34,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import CallToolResult, ListToolsResult, ToolAnnotations
+from mcp_types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 from starlette.authentication import AuthCredentials
 from starlette.requests import Request
@@ -56,11 +56,13 @@ from salesplan.mcp.output import output_schemas, publishes_output
 from salesplan.mcp.pipeline import PRINCIPAL_KEY, SESSION_HEADER, error_result, permitted, run_tool
 from salesplan.mcp.registry import TOOLS, ToolSpec, input_schema
 from salesplan.mcp.tools import register_api_tools
+from salesplan.mcp.toolsets import EVERYTHING, Selection, parse_selection
 from salesplan.ratelimit.store import RateLimitStore, StoreUnavailable
 
 log = logging.getLogger("salesplan.mcp")
 
 MCP_PATH = "/mcp"
+SELECTION_KEY = "mcp_selection"
 TOOLS_LIST_TTL_MS = 300_000
 
 INSTRUCTIONS = """\
@@ -70,7 +72,20 @@ Start with listOrganizations; when the token reaches several organizations, call
 setActiveOrganization once (remembered for this session) or pass headers.xOrganizationId
 on a call. Errors come back as tool errors carrying the REST ErrorEnvelope
 {"error": {"code", "message", "details"}}; on rate_limit_exceeded wait
-details.retryAfterSeconds."""
+details.retryAfterSeconds.
+Lists answer {"data", "pagination": {hasNextPage, and nextCursor in cursor mode, or page,
+pageSize, totalCount, totalPages in page mode}}; sortBy (one of the tool's keys) and order
+(asc, the default, or desc) sort them. Page mode: page (from 1) and pageSize (default 50, at
+most 200). Cursor mode: give limit (1..200) without page, then pass pagination.nextCursor as
+cursor until hasNextPage is false; never mix cursor with page.
+Incremental sync (updatedSince, an RFC 3339 instant with its offset): only rows whose
+updatedAt is at or after it; without sortBy sorted by updatedAt ascending, ties by id. Page by
+cursor (a row changed meanwhile comes again at the end, none is skipped) and pass the last
+row's updatedAt as the next updatedSince (that row comes back once; skip what you hold at the
+same updatedAt). Add includeArchived=true to learn of deletions (archived rows).
+Catalog: the MCP URL's toolsets query parameter (or X-MCP-Toolsets header) narrows the tools
+to core, engage, calendar, feed, rooms (comma-separated); readonly=1 (or X-MCP-Readonly: 1)
+hides the write tools."""
 
 
 def resource_metadata_url(settings: Settings) -> str:
@@ -111,6 +126,11 @@ def sdk_tool(spec: ToolSpec) -> Tool:
         request = ctx.request_context.request
         if not isinstance(request, Request):  # pragma: no cover - HTTP is the only transport
             return error_result(Unauthorized())
+        if not selection_of(request).shows(spec.toolset, spec.read_only):
+            # Outside the toolsets (or a write tool in read-only mode): an unknown tool, in the
+            # SDK's own words for one.
+            text = f"Unknown tool: {spec.name}"
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         result = await run_tool(spec, arguments, request)
         if result.is_error and structured:
             # The envelope would not validate against the tool's output schema: a read tool's
@@ -127,30 +147,39 @@ def sdk_tool(spec: ToolSpec) -> Tool:
         fn_metadata=FuncMetadata(arg_model=_RawArguments),
         is_async=True,
         context_kwarg="ctx",
-        annotations=ToolAnnotations(
-            title=spec.title,
+        annotations=ToolAnnotations(  # (the title is the tool's own, not repeated here)
             read_only_hint=spec.read_only,
             destructive_hint=spec.destructive,
             idempotent_hint=spec.idempotent,
             open_world_hint=False,
         ),
-        meta={
-            "salesplan/requiredScope": spec.scope,
-            "salesplan/rateLimitGroup": spec.group,
-        },
+        meta={"salesplan/requiredScope": spec.scope},
     )
 
 
+def selection_of(request: Request) -> Selection:
+    """The toolsets and read-only mode the request to `/mcp` asked for."""
+    selection = request.scope.get("state", {}).get(SELECTION_KEY)
+    return selection if isinstance(selection, Selection) else EVERYTHING
+
+
 def permitted_listing(ctx: ServerRequestContext[Any, Any], result: Any) -> ListToolsResult:
-    """The SDK's tools/list answer, cut to the tools the caller's token may call, with their
-    output schemas, in a deterministic order (by name) whatever the registration order."""
+    """The SDK's tools/list answer, cut to the tools the caller's token may call and the
+    toolsets (and read-only mode) it asked for, with their output schemas, in a deterministic
+    order (by name) whatever the registration order."""
     if not isinstance(result, ListToolsResult):
         result = ListToolsResult.model_validate(result)
     request = ctx.request
     state = request.scope.get("state", {}) if isinstance(request, Request) else {}
     principal = state.get(PRINCIPAL_KEY)
+    selection = state.get(SELECTION_KEY, EVERYTHING)
     schemas = output_schemas(request.app) if isinstance(request, Request) else {}
-    tools = [t for t in result.tools if permitted(principal, TOOLS[t.name])]
+    tools = [
+        t
+        for t in result.tools
+        if permitted(principal, spec := TOOLS[t.name])
+        and selection.shows(spec.toolset, spec.read_only)
+    ]
     for tool in tools:
         tool.output_schema = schemas.get(tool.name)
     result.tools = sorted(tools, key=lambda t: t.name)
@@ -341,9 +370,18 @@ class McpEndpoint:
             resource=principal.resource,
             subject=str(principal.user_id or principal.app_id or principal.token_id),
         )
+        try:
+            selection = parse_selection(request.query_params, request.headers)
+        except AppError as exc:
+            await error_response(exc.status, exc.code, exc.message, exc.details)(
+                scope, receive, send
+            )
+            return
         scope["user"] = AuthenticatedUser(token)
         scope["auth"] = AuthCredentials(sorted(principal.scopes))
-        scope.setdefault("state", {})[PRINCIPAL_KEY] = principal
+        state = scope.setdefault("state", {})
+        state[PRINCIPAL_KEY] = principal
+        state[SELECTION_KEY] = selection
 
         store = app.state.rate_limiter.store
         sessions = McpSessions(self.settings.signing_key, store)

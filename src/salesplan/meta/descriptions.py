@@ -12,3 +12,9 @@ the MCP endpoint URL. Needs no scope and no organization. Use it to learn which 
 how fast you may call; it does not tell what this token may do (a tool without the needed scope
 answers `forbidden` with `details.requiredScope`). Counts against the `foundation` write limit.
 """
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+GET_META_BRIEF = (
+    "Describe this service: name, version, the scopes, pagination defaults and maxima, the "
+    "rate limits and the MCP URL. Needs no scope and no organization."
+)

@@ -65,7 +65,7 @@ def build_meta_document(settings: Settings, limiter: RateLimiter) -> dict[str, A
     summary="Service metadata",
     description=descriptions.GET_META,
 )
-@as_tool(group="foundation")
+@as_tool(group="foundation", brief=descriptions.GET_META_BRIEF)
 async def get_meta(request: Request) -> dict[str, Any]:
     """Approved scopes, pagination defaults and the rate-limit configuration."""
     return meta_document(request)

@@ -82,3 +82,10 @@ UPDATE_OPPORTUNITY_ARGS = {
     **OPPORTUNITY_FIELDS,
 }
 DELETE_OPPORTUNITY_ARGS = {"opportunityId": OPPORTUNITY_ID}
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+UPDATE_OPPORTUNITY_BRIEF = (
+    "Replace an opportunity's fields (PUT): EVERY field you do not send becomes null "
+    "(`status` becomes open). To change one, call getOpportunity, then send all the fields to "
+    "keep."
+)

@@ -101,7 +101,7 @@ async def get_opportunity(opportunityId: uuid.UUID, ctx: Read, session: SessionD
     summary="Replace an opportunity",
     description=text.UPDATE_OPPORTUNITY,
 )
-@as_tool(docs=text.UPDATE_OPPORTUNITY_ARGS)
+@as_tool(docs=text.UPDATE_OPPORTUNITY_ARGS, brief=text.UPDATE_OPPORTUNITY_BRIEF)
 async def update_opportunity(
     opportunityId: uuid.UUID, body: OpportunityIn, ctx: Write, session: SessionDep
 ) -> Response:

@@ -33,3 +33,9 @@ owner or assignee fields (account ownerId, task assignedToId) or to see who is o
 
 GET_ORGANIZATION_ARGS = {"organizationId": ORGANIZATION_ID}
 LIST_ORGANIZATION_USERS_ARGS = {"organizationId": ORGANIZATION_ID}
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+LIST_ORGANIZATIONS_BRIEF = (
+    "List the organizations (workspaces) this token can reach. With several, call "
+    "setActiveOrganization once, or pass `headers.xOrganizationId` on each call."
+)

@@ -31,7 +31,7 @@ OrgRead = Annotated[PrincipalContext, require_principal("organizations:read", "o
     summary="List organizations",
     description=text.LIST_ORGANIZATIONS,
 )
-@as_tool()
+@as_tool(brief=text.LIST_ORGANIZATIONS_BRIEF)
 async def list_organizations(
     ctx: OrgRead,
     session: SessionDep,

@@ -164,3 +164,16 @@ UPDATE_PLAN_TASK_ARGS = {
     "taskId": "Id of the task (an `id` in the plan's `tasks`, from getPlan).",
     **TASK_FIELDS,
 }
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+LIST_PLANS_BRIEF = (
+    "List account plans; by `accountId`, or by `entityType` + `entityId`. Their milestones, "
+    "goals and tasks are empty unless `include` names them; getPlan reads one plan in full."
+)
+
+# The MCP tool's description (contract §9, 2026-11-27: at most ~200 characters).
+CREATE_PLAN_BRIEF = (
+    "Create a plan with its milestones, goals and tasks; answers the full plan. ACCOUNT: on "
+    "the account's default buying group; for another group, pick it with "
+    "listAccountBuyingGroups and use BUYING_GROUP."
+)

@@ -74,7 +74,7 @@ my_tasks_router = APIRouter(tags=["plan-tasks"])
     summary="List plans",
     description=text.LIST_PLANS,
 )
-@as_tool(docs=text.LIST_PLANS_ARGS)
+@as_tool(docs=text.LIST_PLANS_ARGS, brief=text.LIST_PLANS_BRIEF)
 async def list_plans(
     ctx: Read,
     codec: CursorCodecDep,
@@ -116,7 +116,7 @@ async def list_plans(
     summary="Create a plan",
     description=text.CREATE_PLAN,
 )
-@as_tool(docs=text.CREATE_PLAN_ARGS)
+@as_tool(docs=text.CREATE_PLAN_ARGS, brief=text.CREATE_PLAN_BRIEF)
 async def create_plan(body: PlanCreate, ctx: Write, uow: UoW) -> Response:
     """Create a plan, optionally with its milestones, goals and tasks, in one transaction."""
     session = await uow.session()

@@ -107,13 +107,19 @@ async def defer_emails(
     reason: str,
 ) -> int:
     """Due e-mails over the sender's cap wait until `until`: still `scheduled`, not an
-    attempt. Answers how many."""
+    attempt, and `scheduledAt` says when (their next free slot, never null; contract §14).
+    Answers how many."""
     statement = claim_statement(
         Message,
         due=_due(now, slack_paused, True),
         order_by=(Message.next_attempt_at,),
         limit=limit,
-        values={"status": "scheduled", "last_error": reason, "next_attempt_at": until},
+        values={
+            "status": "scheduled",
+            "last_error": reason,
+            "next_attempt_at": until,
+            "scheduled_at": until,
+        },
     )
     result = await session.execute(statement)
     return int(getattr(result, "rowcount", 0) or 0)

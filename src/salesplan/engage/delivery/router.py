@@ -23,6 +23,8 @@ from salesplan.engage.delivery.schemas import (
     StartCampaignOut,
     SuppressionOut,
     SuppressionReason,
+    SuppressionsIn,
+    SuppressionsOut,
 )
 from salesplan.engage.schemas import CampaignOut
 from salesplan.idempotency import run_idempotent
@@ -293,6 +295,28 @@ async def list_engage_suppressions(
         session, ctx, params, codec, address=address, reason=reason
     )
     return page_response(SuppressionOut, items, meta)
+
+
+@router.post(
+    "/engage/suppressions",
+    operation_id="bulkCreateEngageSuppressions",
+    tags=["engage-suppressions"],
+    status_code=207,
+    response_model=SuppressionsOut,
+    responses={
+        403: {
+            "description": "Not an admin of the organization (`details.reason` `admin_required`)."
+        },
+    },
+)
+async def bulk_create_engage_suppressions(
+    body: SuppressionsIn, ctx: SuppressionWrite, session: SessionDep
+) -> Response:
+    """Import opt-outs from another system (admins only): up to 1000 addresses, each
+    suppressed through the same path as an unsubscribe. One result per address, in order:
+    201 suppressed now, 200 already suppressed (its first reason stays), 400 not an address."""
+    result = await suppressions.import_suppressions(session, ctx, body.addresses, body.reason)
+    return json_response(result, 207)
 
 
 @router.delete(

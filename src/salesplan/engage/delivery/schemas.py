@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -154,3 +154,27 @@ class SuppressionOut(ApiModel):
     address: str = Field(validation_alias="email", description="The parsed address.")
     reason: SuppressionReason
     created_at: datetime
+
+
+class SuppressionsIn(StrictBody):
+    """Opt-outs imported from another system (contract §14, 2026-11-27); each address is checked
+    on its own: one that is not an address is that row's 400 result."""
+
+    addresses: list[str] = Field(
+        min_length=1,
+        max_length=1000,
+        description="1..1000 e-mail addresses, each compared as parsed (`Ada <ADA@x.example>` "
+        "is ada@x.example).",
+    )
+    reason: Literal["manual"] = Field(
+        default="manual", description="Why they are suppressed: `manual` (an import)."
+    )
+
+
+class SuppressionsOut(ApiModel):
+    """One result per address, in order: `{index, address (as sent), status: 201 (suppressed
+    now) | 200 (already suppressed: its first reason stays) | 400, data | error}`."""
+
+    results: list[dict[str, Any]]
+    created: int
+    failed: int

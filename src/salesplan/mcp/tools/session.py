@@ -30,16 +30,12 @@ class OrganizationArgs(ToolArgs):
     args=OrganizationArgs,
     read_only=False,
     title="Set the active organization",
-    description="""
-Choose the organization that the following tool calls of this MCP session act in, so that you
-need not pass `headers.xOrganizationId` each time. Call it after listOrganizations when the
-token reaches several organizations, or when the user switches workspace. It is remembered for
-this session only (other sessions, even with the same token, are not affected; on session-less
-protocol revisions it is remembered for the token until it expires). `headers.xOrganizationId`
-on a call still wins. Answers the organization `{id, name, slug, createdAt, updatedAt}`; an
-organization this token cannot reach answers `forbidden` (as `headers.xOrganizationId` would);
-`service_unavailable` when it could not be remembered (retry, or pass the header).
-""",
+    # At most ~200 characters (contract §9, 2026-11-27); the rest is in the instructions.
+    description=(
+        "Choose the organization the following calls of this MCP session act in (after "
+        "listOrganizations, when the token reaches several); `headers.xOrganizationId` on a "
+        "call still wins."
+    ),
 )
 async def set_active_organization(call: ToolCall, args: OrganizationArgs) -> Any:
     if args.organization_id not in call.principal.organization_ids:

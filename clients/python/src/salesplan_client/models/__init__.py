@@ -79,6 +79,7 @@ from salesplan_client.models.common import (
     SendWindowIn,
     ShareIn,
     StepIn,
+    SuppressionsIn,
     TaskCreate,
     TaskSeed,
     TaskUpdate,
@@ -103,7 +104,7 @@ from salesplan_client.models.engage_drafts import Draft
 from salesplan_client.models.engage_lists import List, Member, MembersAdded
 from salesplan_client.models.engage_queue import AnalyticsDay, AnalyticsTotals, EngageAnalytics
 from salesplan_client.models.engage_replies import Reply
-from salesplan_client.models.engage_suppressions import Suppression
+from salesplan_client.models.engage_suppressions import Suppression, Suppressions
 from salesplan_client.models.engage_templates import Preview, Template
 from salesplan_client.models.feed import (
     AttentionItem,
@@ -290,6 +291,8 @@ __all__ = [
     "StepStatus",
     "Summary",
     "Suppression",
+    "Suppressions",
+    "SuppressionsIn",
     "TaskCreate",
     "TaskList",
     "TaskSeed",

@@ -77,6 +77,7 @@ __all__ = [
     "SendWindowIn",
     "ShareIn",
     "StepIn",
+    "SuppressionsIn",
     "TaskCreate",
     "TaskSeed",
     "TaskUpdate",
@@ -992,6 +993,15 @@ class ShareIn(ApiObject):
     role: Literal["viewer", "collaborator"]
     expires_at: AwareDatetime | None = Field(default=None, alias="expiresAt")
     allow_invites: bool | None = Field(default=None, alias="allowInvites")
+
+
+class SuppressionsIn(ApiObject):
+    """Opt-outs imported from another system (contract §14, 2026-11-27); each address is checked
+    on its own: one that is not an address is that row's 400 result.
+    """
+
+    addresses: list[str]
+    reason: Literal["manual"] | None = None
 
 
 class TaskCreate(ApiObject):

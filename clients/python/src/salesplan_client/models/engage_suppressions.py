@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, Field
 
 from salesplan_client._models import ApiObject
 
-__all__ = ["Suppression"]
+__all__ = ["Suppression", "Suppressions"]
 
 
 class Suppression(ApiObject):
@@ -21,3 +21,13 @@ class Suppression(ApiObject):
     address: str
     reason: Literal["unsubscribed", "hard_bounce", "complaint", "manual"]
     created_at: AwareDatetime = Field(alias="createdAt")
+
+
+class Suppressions(ApiObject):
+    """One result per address, in order: `{index, address (as sent), status: 201 (suppressed
+    now) | 200 (already suppressed: its first reason stays) | 400, data | error}`.
+    """
+
+    results: list[dict[str, Any]]
+    created: int
+    failed: int

@@ -373,6 +373,7 @@ METHODS: dict[str, str] = {
     "getEngageReply": "engage.replies.get",
     "getEngageAnalytics": "engage.queue.get_analytics",
     "listEngageSuppressions": "engage.suppressions.list",
+    "bulkCreateEngageSuppressions": "engage.suppressions.bulk_create",
     "deleteEngageSuppression": "engage.suppressions.delete",
     "listCalendarConnections": "calendar.connections.list",
     "createCalendarConnection": "calendar.connections.create",

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal, cast
 from uuid import UUID
 
@@ -12,9 +12,12 @@ import httpx
 
 from salesplan_client import models
 from salesplan_client._base import Operation
-from salesplan_client._models import Page
+from salesplan_client._models import NOT_GIVEN, NotGiven, Page
 from salesplan_client._resource import SyncResource, to_raw
 
+_BULK_CREATE_ENGAGE_SUPPRESSIONS = Operation(
+    "bulkCreateEngageSuppressions", "POST", "/api/v1/engage/suppressions", body="json"
+)
 _DELETE_ENGAGE_SUPPRESSION = Operation(
     "deleteEngageSuppression", "DELETE", "/api/v1/engage/suppressions/{address}"
 )
@@ -99,6 +102,31 @@ class EngageSuppressions(SyncResource):
             timeout=timeout,
         )
 
+    def bulk_create(
+        self,
+        *,
+        addresses: Sequence[str],
+        reason: Literal["manual"] | NotGiven = NOT_GIVEN,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.Suppressions:
+        """Import opt-outs from another system (admins only): up to 1000 addresses, each.
+
+        `POST /api/v1/engage/suppressions` (bulkCreateEngageSuppressions).
+        """
+        return cast(
+            "models.Suppressions",
+            self._client.request(
+                _BULK_CREATE_ENGAGE_SUPPRESSIONS,
+                models.Suppressions,
+                headers={"X-Organization-Id": organization_id},
+                body={"addresses": addresses, "reason": reason},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
     def delete(
         self,
         address: str,
@@ -127,4 +155,5 @@ class EngageSuppressions(SyncResource):
 class EngageSuppressionsWithRawResponse:
     def __init__(self, resource: EngageSuppressions) -> None:
         self.list = to_raw(resource.list)
+        self.bulk_create = to_raw(resource.bulk_create)
         self.delete = to_raw(resource.delete)

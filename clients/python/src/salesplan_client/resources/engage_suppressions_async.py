@@ -4,16 +4,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Literal, cast
 from uuid import UUID
 
 import httpx
 
 from salesplan_client import models
-from salesplan_client._models import Page
+from salesplan_client._models import NOT_GIVEN, NotGiven, Page
 from salesplan_client._resource import AsyncResource, to_raw_async
 from salesplan_client.resources.engage_suppressions import (
+    _BULK_CREATE_ENGAGE_SUPPRESSIONS,
     _DELETE_ENGAGE_SUPPRESSION,
     _LIST_ENGAGE_SUPPRESSIONS,
 )
@@ -95,6 +96,31 @@ class AsyncEngageSuppressions(AsyncResource):
             timeout=timeout,
         )
 
+    async def bulk_create(
+        self,
+        *,
+        addresses: Sequence[str],
+        reason: Literal["manual"] | NotGiven = NOT_GIVEN,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.Suppressions:
+        """Import opt-outs from another system (admins only): up to 1000 addresses, each.
+
+        `POST /api/v1/engage/suppressions` (bulkCreateEngageSuppressions).
+        """
+        return cast(
+            "models.Suppressions",
+            await self._client.request(
+                _BULK_CREATE_ENGAGE_SUPPRESSIONS,
+                models.Suppressions,
+                headers={"X-Organization-Id": organization_id},
+                body={"addresses": addresses, "reason": reason},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
     async def delete(
         self,
         address: str,
@@ -123,4 +149,5 @@ class AsyncEngageSuppressions(AsyncResource):
 class AsyncEngageSuppressionsWithRawResponse:
     def __init__(self, resource: AsyncEngageSuppressions) -> None:
         self.list = to_raw_async(resource.list)
+        self.bulk_create = to_raw_async(resource.bulk_create)
         self.delete = to_raw_async(resource.delete)
