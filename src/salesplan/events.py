@@ -48,6 +48,14 @@ from salesplan.plans.events import (
     TaskCreated,
     TaskUpdated,
 )
+from salesplan.rooms import activity
+from salesplan.rooms.events import (
+    RoomCommented,
+    RoomInvited,
+    RoomTaskCompleted,
+    RoomTaskReopened,
+    RoomViewed,
+)
 from salesplan.webhooks.events import Recorder
 from salesplan.worker.context import JobDue, notify_workers, wake_in_process
 
@@ -83,7 +91,13 @@ def webhooks() -> Recorder:
     hooks.on(CalendarEventUpdated, "calendar_event.updated")
     hooks.on(CalendarEventDeleted, "calendar_event.deleted")
     hooks.on(FeedMessageReceived, "feed_message.received")
+    hooks.on(RoomViewed, "plan_room.viewed")
+    hooks.on(RoomCommented, "plan_room.commented")
+    hooks.on(RoomInvited, "plan_room.invited")
     return hooks
+
+
+ROOM_ACTIVITY = (RoomViewed, RoomTaskCompleted, RoomTaskReopened, RoomCommented, RoomInvited)
 
 
 @functools.cache
@@ -96,6 +110,8 @@ def handlers() -> EventHandlers:
     wiring.during(ReplyReceived, replies_received)
     wiring.during((CalendarEventCreated, CalendarEventUpdated), calendar_events_changed)
     wiring.during(MessageSent, messages_sent)
+    # A buyer's action in a room (contract §16): its activity row, in the action's transaction.
+    wiring.during(ROOM_ACTIVITY, activity.record)
     # Outbound webhooks (contract §13): each event's row in the transaction of its change.
     hooks = webhooks()
     wiring.during(hooks.kinds, hooks.record, interest=hooks.interested)

@@ -18,11 +18,13 @@ from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
 from salesplan.plans.dependencies import Read, Write, listed
+from salesplan.rooms import activity, service
 from salesplan.rooms import descriptions as text
-from salesplan.rooms import service
 from salesplan.rooms.schemas import (
+    ActivityOut,
     CommentIn,
     CommentOut,
+    EngagementList,
     RoomIn,
     RoomOut,
     ShareCreated,
@@ -35,6 +37,7 @@ router = APIRouter()
 ROOMS: list[str | Enum] = ["plan-rooms"]
 Params = Annotated[ListParams, list_params(("createdAt", "updatedAt"))]
 CommentParams = Annotated[ListParams, list_params(("createdAt",))]
+ActivityParams = CommentParams
 
 
 def _settings(request: Request) -> Settings:
@@ -42,7 +45,9 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
-def _dumped(items: list[ShareOut] | list[CommentOut]) -> list[dict[str, object]]:
+def _dumped(
+    items: list[ShareOut] | list[CommentOut] | list[ActivityOut],
+) -> list[dict[str, object]]:
     return [i.model_dump(mode="json", by_alias=True) for i in items]
 
 
@@ -174,3 +179,36 @@ async def create_comment(
 ) -> Response:
     """Comment on a task; `internal` comments stay on the seller's side."""
     return json_response(await service.create_comment(session, ctx, planId, taskId, body), 201)
+
+
+@router.get(
+    "/{planId}/activity",
+    operation_id="listPlanActivity",
+    tags=ROOMS,
+    response_model=ListResponse[ActivityOut],
+    summary="List what buyers did in a plan's room",
+    description=text.LIST_PLAN_ACTIVITY,
+)
+async def list_activity(
+    planId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: ActivityParams,
+) -> Response:
+    """List the room's activity, oldest first."""
+    items, meta = await activity.list_activity(session, ctx, planId, params, codec)
+    return listed(_dumped(items), meta)
+
+
+@router.get(
+    "/{planId}/engagement",
+    operation_id="getPlanEngagement",
+    tags=ROOMS,
+    response_model=EngagementList,
+    summary="How engaged each buyer of a plan is",
+    description=text.GET_PLAN_ENGAGEMENT,
+)
+async def get_engagement(planId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
+    """Each buyer's views, ticks, comments and score (0 to 5)."""
+    return json_response(EngagementList(data=await activity.engagement(session, ctx, planId)))
