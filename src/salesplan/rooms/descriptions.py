@@ -70,3 +70,14 @@ first. `views`, `tasksCompleted` and `comments` count all time; `score` is 0 to 
 for a view in the last 14 days, a second such view on another day, a task completed, a comment
 and an invitation sent in the last 30 days.
 """
+
+# The MCP tools' arguments (`@as_tool`), where the parameter carries no description.
+PLAN_ID = "Id of the plan (an `id` from listPlans)."
+TASK_ID = "Id of the plan's task (an `id` from getPlan's tasks)."
+PLAN_ARGS = {"planId": PLAN_ID}
+TASK_ARGS = {"planId": PLAN_ID, "taskId": TASK_ID}
+CREATE_PLAN_TASK_COMMENT_ARGS = {
+    **TASK_ARGS,
+    "body": "The comment, plain text, at most 4,000 characters.",
+    "internal": "true: seen by your organization only, never in the buyer's room.",
+}

@@ -17,6 +17,7 @@ from salesplan.engage.delivery.schemas import QueueItemOut, SendMessageOut
 from salesplan.kit.pagination import CursorCodecDep, ListParams, list_params
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 from salesplan.plans.dependencies import Read, Write, listed
 from salesplan.rooms import activity, service
 from salesplan.rooms import descriptions as text
@@ -76,6 +77,7 @@ async def create_share(
     summary="List a plan's shares",
     description=text.LIST_PLAN_SHARES,
 )
+@as_tool(docs=text.PLAN_ARGS)
 async def list_shares(
     planId: uuid.UUID, ctx: Read, session: SessionDep, codec: CursorCodecDep, params: Params
 ) -> Response:
@@ -152,6 +154,7 @@ async def update_room(planId: uuid.UUID, body: RoomIn, ctx: Write, session: Sess
     summary="List a task's comments",
     description=text.LIST_PLAN_TASK_COMMENTS,
 )
+@as_tool(docs=text.TASK_ARGS)
 async def list_comments(
     planId: uuid.UUID,
     taskId: uuid.UUID,
@@ -174,6 +177,7 @@ async def list_comments(
     summary="Comment on a task",
     description=text.CREATE_PLAN_TASK_COMMENT,
 )
+@as_tool(docs=text.CREATE_PLAN_TASK_COMMENT_ARGS)
 async def create_comment(
     planId: uuid.UUID, taskId: uuid.UUID, body: CommentIn, ctx: Write, session: SessionDep
 ) -> Response:
@@ -189,6 +193,7 @@ async def create_comment(
     summary="List what buyers did in a plan's room",
     description=text.LIST_PLAN_ACTIVITY,
 )
+@as_tool(docs=text.PLAN_ARGS)
 async def list_activity(
     planId: uuid.UUID,
     ctx: Read,
@@ -209,6 +214,7 @@ async def list_activity(
     summary="How engaged each buyer of a plan is",
     description=text.GET_PLAN_ENGAGEMENT,
 )
+@as_tool(docs=text.PLAN_ARGS)
 async def get_engagement(planId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
     """Each buyer's views, ticks, comments and score (0 to 5)."""
     return json_response(EngagementList(data=await activity.engagement(session, ctx, planId)))
