@@ -48,7 +48,7 @@ from salesplan.plans.events import (
     TaskCreated,
     TaskUpdated,
 )
-from salesplan.rooms import activity
+from salesplan.rooms import activity, notices
 from salesplan.rooms.events import (
     RoomCommented,
     RoomInvited,
@@ -112,6 +112,8 @@ def handlers() -> EventHandlers:
     wiring.during(MessageSent, messages_sent)
     # A buyer's action in a room (contract §16): its activity row, in the action's transaction.
     wiring.during(ROOM_ACTIVITY, activity.record)
+    # A buyer's comment or tick: the plan's digest to its sellers is due (sent by the worker).
+    wiring.during((RoomCommented, RoomTaskCompleted, RoomTaskReopened), notices.queue_digest)
     # Outbound webhooks (contract §13): each event's row in the transaction of its change.
     hooks = webhooks()
     wiring.during(hooks.kinds, hooks.record, interest=hooks.interested)

@@ -11,12 +11,18 @@ def job_kinds() -> list[JobKind]:
     from salesplan.engage.delivery.campaign_runs import run_campaign_steps
     from salesplan.engage.delivery.worker import run_delivery
     from salesplan.engage.enrollment import run_enrollment_jobs
+    from salesplan.rooms.notices import run_room_digests
     from salesplan.webhooks.delivery import (
         PRUNE_EVERY_SECONDS,
         prune_webhook_events,
         run_webhook_delivery,
     )
-    from salesplan.worker.pruning import Periodic, idempotency_pruning, room_pruning
+    from salesplan.worker.pruning import (
+        Periodic,
+        idempotency_pruning,
+        room_pruning,
+        room_reminders,
+    )
 
     kinds: list[JobKind] = [
         run_enrollment_jobs,
@@ -27,5 +33,7 @@ def job_kinds() -> list[JobKind]:
         Periodic("run_webhook_prune", PRUNE_EVERY_SECONDS, prune_webhook_events),
         idempotency_pruning(),
         room_pruning(),
+        run_room_digests,
+        room_reminders(),
     ]
     return kinds

@@ -70,3 +70,17 @@ async def prune_room_sign_ins(ctx: WorkerContext) -> None:
 
 def room_pruning() -> Periodic:
     return Periodic("run_room_pruning", ROOMS_EVERY_SECONDS, prune_room_sign_ins)
+
+
+async def remind_buyers(ctx: WorkerContext) -> None:
+    from salesplan.rooms.notices import send_reminders
+
+    await send_reminders(ctx)
+
+
+def room_reminders() -> Periodic:
+    """A buyer task due tomorrow or overdue e-mails its contact, at most once a day per task
+    (contract §16): looked for every 10 minutes."""
+    from salesplan.rooms.notices import REMINDERS_EVERY_SECONDS
+
+    return Periodic("run_room_reminders", REMINDERS_EVERY_SECONDS, remind_buyers)

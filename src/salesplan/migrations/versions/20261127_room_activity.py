@@ -1,5 +1,6 @@
 """room activity: what buyers do in a plan's room (contract §16 "Activity and engagement"),
-the sellers' digests of it and the buyers' due-date reminders
+the sellers' digests of it (to the plan's creator, now kept) and the buyers' due-date
+reminders
 
 Revision ID: 98f2fb6ad618
 Revises: e34cbf5a42a7
@@ -30,6 +31,7 @@ def _organization(table: str) -> sa.ForeignKeyConstraint:
 
 def upgrade() -> None:
     op.add_column("plan_shares", sa.Column("view_counted_at", UTCDateTime(), nullable=True))
+    op.add_column("plans", sa.Column("created_by_id", sa.Uuid(), nullable=True))
     op.create_table(
         "plan_activity",
         sa.Column("plan_id", sa.Uuid(), nullable=False),
@@ -140,3 +142,5 @@ def downgrade() -> None:
     op.drop_table("plan_activity")
     with op.batch_alter_table("plan_shares") as batch:
         batch.drop_column("view_counted_at")
+    with op.batch_alter_table("plans") as batch:
+        batch.drop_column("created_by_id")
