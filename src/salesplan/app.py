@@ -141,6 +141,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     from salesplan.rooms.web import router as rooms_pages_router
 
     include_flat(app, rooms_pages_router)
+    from salesplan.rooms.seller_web import router as plan_room_pages_router
+
+    include_flat(app, plan_room_pages_router)
     from salesplan.engage.delivery.public import router as engage_public_router
 
     include_flat(app, engage_public_router)

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from salesplan.kit.repository import Repository
 from salesplan.kit.scoping import TenantScope, scoped
 from salesplan.models.crm import Contact
+from salesplan.models.identity import Membership
+from salesplan.models.plans import Plan
 from salesplan.models.rooms import PlanActivity, PlanShare
 
 
@@ -103,3 +105,44 @@ async def shared_contacts(
         Contact,
     )
     return (await db.execute(stmt)).all()
+
+
+# --- the seller's page ----------------------------------------------------------------------------
+
+
+async def member_plan(
+    session: AsyncSession, user_id: uuid.UUID, plan_id: uuid.UUID
+) -> Row[uuid.UUID, str] | None:
+    """(organization id, name) of the plan, in any organization the user is a member of."""
+    stmt = select(Plan.organization_id, Plan.name).where(
+        Plan.id == plan_id,
+        Plan.organization_id.in_(
+            select(Membership.organization_id).where(Membership.user_id == user_id)
+        ),
+    )
+    return (await session.execute(stmt)).first()
+
+
+async def shares_of(
+    session: AsyncSession, scope: TenantScope, plan_id: uuid.UUID, limit: int
+) -> Sequence[PlanShare]:
+    """The plan's shares, newest first."""
+    stmt = (
+        scoped(select(PlanShare), scope, PlanShare)
+        .where(PlanShare.plan_id == plan_id)
+        .order_by(PlanShare.created_at.desc(), PlanShare.id.desc())
+        .limit(limit)
+    )
+    return (await session.execute(stmt)).scalars().all()
+
+
+async def latest_activity(
+    session: AsyncSession, scope: TenantScope, plan_id: uuid.UUID, limit: int
+) -> Sequence[PlanActivity]:
+    stmt = (
+        scoped(select(PlanActivity), scope, PlanActivity)
+        .where(PlanActivity.plan_id == plan_id)
+        .order_by(PlanActivity.created_at.desc(), PlanActivity.id.desc())
+        .limit(limit)
+    )
+    return (await session.execute(stmt)).scalars().all()
