@@ -5,7 +5,8 @@ subscriber `record`, wired in `salesplan.events`, writes its `plan_activity` row
 transaction's connection, so that a rolled-back action leaves no row (and no webhook).
 
 A view counts once per share per 30 minutes (`VIEW_EVERY`): the share's `view_counted_at`
-says when the last one counted, moved in the statement that stamps `lastViewedAt`.
+says when the last one counted, moved in the statement that stamps `lastViewedAt` (kept to the
+minute, `STAMP_EVERY`).
 
 Engagement, per contact, is a score of 0 to 5 (`score`): one point each for a view in the
 last 14 days, a second such view on another (UTC) day, a task completed, a comment, an
@@ -33,6 +34,9 @@ from salesplan.rooms.events import RoomActivity, RoomViewed
 from salesplan.rooms.schemas import ActivityOut, EngagementOut
 
 VIEW_EVERY = timedelta(minutes=30)
+# `lastViewedAt` is kept to the minute: a view within a minute of the last stamp (and within
+# the counted half hour) writes nothing, so that a reloading buyer never queues on the row.
+STAMP_EVERY = timedelta(minutes=1)
 VIEWS_WITHIN = timedelta(days=14)
 ACTIONS_WITHIN = timedelta(days=30)
 
@@ -46,6 +50,9 @@ async def view(session: AsyncSession, share: PlanShare) -> bool:
     """A signed-in buyer opened the room: `lastViewedAt` now, and a `viewed` activity when
     none was counted for the share in the last 30 minutes. Whether it counted."""
     now = clock.utcnow()
+    last, counted_at = share.last_viewed_at, share.view_counted_at
+    if last and counted_at and now - last < STAMP_EVERY and now - counted_at < VIEW_EVERY:
+        return False  # stamped a moment ago, counted in this half hour: nothing to write
     counted = await repo.viewed(session, share.id, now, now - VIEW_EVERY)
     if counted:
         emit(

@@ -139,8 +139,9 @@ async def room_page(token: str, request: Request, uow: UoW) -> Response:
     flash = signed_in.flash
     if flash is not None:
         await repo.set_flash(session, signed_in.id, None)
-    await activity.view(session, share)  # lastViewedAt, and a `viewed` every 30 minutes
     plan = await buyer.room(session, share)
+    # lastViewedAt, and a `viewed` every 30 minutes (last: the row's lock is held the least)
+    await activity.view(session, share)
     context = _landing(request, entry, token) | {
         "plan": plan,
         "share": share,
