@@ -42,14 +42,15 @@ from salesplan.openapi import build_openapi, collect_requirements, requirement_o
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.ratelimit.policy import build_policy
 from salesplan.ratelimit.store import MemoryStore, RateLimitStore, RedisStore
-from salesplan.rooms.web import router as rooms_pages_router
 from salesplan.routers import api_routers
+from salesplan.web.buyer_rooms import router as rooms_pages_router
 from salesplan.web.consent import authorize_page
 from salesplan.web.deps import install_web
 from salesplan.web.docs import install_docs
 from salesplan.web.integrations import router as integrations_router
 from salesplan.web.maps import router as maps_router
 from salesplan.web.pages import STATIC
+from salesplan.web.plan_rooms import router as plan_room_pages_router
 from salesplan.web.router import router as web_router
 from salesplan.web.webhooks import router as webhooks_page_router
 from salesplan.webhooks.catalog import openapi_webhooks
@@ -147,6 +148,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.authorize_page = authorize_page  # GET /api/v1/oauth/authorize's page
     include_flat(app, maps_router)
     include_flat(app, rooms_pages_router)
+    include_flat(app, plan_room_pages_router)
     include_flat(app, engage_public_router)
     include_flat(app, feed_slack_router)
     include_flat(app, integrations_router)

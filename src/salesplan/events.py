@@ -18,6 +18,14 @@ from salesplan.feed.ingest import calendar_events_changed, messages_sent, replie
 from salesplan.kit.events import EventHandlers
 from salesplan.plans.changes import bump_versions
 from salesplan.plans.events import PlanChanged, PlanDeleted, PlanUpdated
+from salesplan.rooms import activity, notices
+from salesplan.rooms.events import (
+    RoomCommented,
+    RoomInvited,
+    RoomTaskCompleted,
+    RoomTaskReopened,
+    RoomViewed,
+)
 from salesplan.webhooks.catalog import CATALOG
 from salesplan.webhooks.events import Recorder
 from salesplan.worker.context import JobDue, notify_workers, wake_in_process
@@ -33,6 +41,9 @@ def webhooks() -> Recorder:
     return hooks
 
 
+ROOM_ACTIVITY = (RoomViewed, RoomTaskCompleted, RoomTaskReopened, RoomCommented, RoomInvited)
+
+
 @functools.cache
 def handlers() -> EventHandlers:
     wiring = EventHandlers()
@@ -43,6 +54,10 @@ def handlers() -> EventHandlers:
     wiring.during(ReplyReceived, replies_received)
     wiring.during((CalendarEventCreated, CalendarEventUpdated), calendar_events_changed)
     wiring.during(MessageSent, messages_sent)
+    # A buyer's action in a room (contract §16): its activity row, in the action's transaction.
+    wiring.during(ROOM_ACTIVITY, activity.record)
+    # A buyer's comment or tick: the plan's digest to its sellers is due (sent by the worker).
+    wiring.during((RoomCommented, RoomTaskCompleted, RoomTaskReopened), notices.queue_digest)
     # Outbound webhooks (contract §13): each event's row in the transaction of its change.
     hooks = webhooks()
     wiring.during(hooks.kinds, hooks.record, interest=hooks.interested)

@@ -26,7 +26,7 @@ class _PatchArgs(ToolArgs):
 
 def test_body_holds_only_the_arguments_that_were_sent():
     args = _PatchArgs.model_validate({"thingId": str(uuid.uuid4()), "name": "New"})
-    assert args.body(_Body).sent() == {"name": "New"}
+    assert args.body_of(_Body).sent() == {"name": "New"}
 
 
 def test_list_args_give_the_rest_list_params():

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from salesplan.demo import load_demo
 from salesplan.engage.delivery.inbound import suppress
+from salesplan.models.rooms import PlanActivity, PlanShare
 from tests.fixtures.factories import make_actor
 from tests.mcp.conftest import TEST_TOOL, connect, error, rest, rest_body
 
@@ -80,13 +81,41 @@ async def _seeded(mcp: Any, app: Any) -> tuple[str, dict[str, str]]:
     assert artifacts.status_code == 200, artifacts.text
     lead = await rest(mcp, key, "POST", "/leads", json={"firstName": "Lin", "company": "Initech"})
     assert lead.status_code == 201, lead.text
+    plan_id = (await first("/plans"))["id"]
+    task_id = (await rest_body(mcp, key, f"/plans/{plan_id}"))["tasks"][0]["id"]
+    comment = await rest(
+        mcp, key, "POST", f"/plans/{plan_id}/tasks/{task_id}/comments", json={"body": "Noted."}
+    )
+    assert comment.status_code == 201, comment.text
+    async with app.state.sessionmaker() as session:  # a buyer in the plan's room
+        org, plan = uuid.UUID(demo.organization_id), uuid.UUID(plan_id)
+        share = PlanShare(
+            organization_id=org,
+            plan_id=plan,
+            contact_id=uuid.UUID(contact["id"]),
+            email="buyer@example.com",
+            role="viewer",
+        )
+        session.add(share)
+        await session.flush()
+        session.add(
+            PlanActivity(
+                organization_id=org,
+                plan_id=plan,
+                type="viewed",
+                share_id=share.id,
+                contact_id=share.contact_id,
+            )
+        )
+        await session.commit()
     ids = {
         "organizationId": demo.organization_id,
         "accountId": globex["id"],
         "contactId": contact["id"],
         "opportunityId": (await first("/opportunities"))["id"],
         "buyerMapId": (await first("/relationship-maps"))["id"],
-        "planId": (await first("/plans"))["id"],
+        "planId": plan_id,
+        "taskId": task_id,
         "templateId": (await first("/engage/templates"))["id"],
         "draftId": draft.json()["id"],
         "listId": (await first("/engage/lists"))["id"],
@@ -151,6 +180,10 @@ def _calls(ids: dict[str, str]) -> dict[str, dict[str, Any]]:
         "getAccountInboxSlackThread": one["accountId"] | {"threadId": ids["slackThreadId"]},
         "getCommunicationAnalytics": {},
         "listNeedsAttention": {},
+        "listPlanShares": one["planId"],
+        "listPlanActivity": one["planId"],
+        "getPlanEngagement": one["planId"],
+        "listPlanTaskComments": one["planId"] | one["taskId"],
     }
 
 

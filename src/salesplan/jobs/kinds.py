@@ -6,7 +6,8 @@ from salesplan.calendar.sync import run_calendar_sync
 from salesplan.engage.delivery.campaign_runs import run_campaign_steps
 from salesplan.engage.delivery.worker import run_delivery
 from salesplan.engage.enrollment import run_enrollment_jobs
-from salesplan.jobs.pruning import Periodic, idempotency_pruning, room_pruning
+from salesplan.jobs.pruning import Periodic, idempotency_pruning, room_pruning, room_reminders
+from salesplan.rooms.notices import run_room_digests
 from salesplan.webhooks.delivery import (
     PRUNE_EVERY_SECONDS,
     prune_webhook_events,
@@ -26,5 +27,7 @@ def job_kinds() -> list[JobKind]:
         Periodic("run_webhook_prune", PRUNE_EVERY_SECONDS, prune_webhook_events),
         idempotency_pruning(),
         room_pruning(),
+        run_room_digests,
+        room_reminders(),
     ]
     return kinds

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from salesplan.idempotency import prune_expired
 from salesplan.rooms.access import prune
+from salesplan.rooms.notices import REMINDERS_EVERY_SECONDS, send_reminders
 from salesplan.worker.context import WorkerContext
 
 log = logging.getLogger("salesplan.worker")
@@ -69,3 +70,13 @@ async def prune_room_sign_ins(ctx: WorkerContext) -> None:
 
 def room_pruning() -> Periodic:
     return Periodic("run_room_pruning", ROOMS_EVERY_SECONDS, prune_room_sign_ins)
+
+
+async def remind_buyers(ctx: WorkerContext) -> None:
+    await send_reminders(ctx)
+
+
+def room_reminders() -> Periodic:
+    """A buyer task due tomorrow or overdue e-mails its contact, at most once a day per task
+    (contract §16): looked for every 10 minutes."""
+    return Periodic("run_room_reminders", REMINDERS_EVERY_SECONDS, remind_buyers)

@@ -53,6 +53,11 @@ class ResourceEvent(DomainEvent):
 
     organization_id: uuid.UUID  # a field of every subclass
 
+    def actor(self) -> Mapping[str, object] | None:
+        """Who did it when it was not the organization's own side (a buyer in a room:
+        `{"type": "contact", "id"}`), said beside `data` in a webhook; None otherwise."""
+        return None
+
     async def resource(self, conn: AsyncConnection) -> Resource:
         """The resource as the API answers it, read on the transaction's connection when the
         event does not carry it already (called only for a subscriber)."""

@@ -11,7 +11,7 @@ Either way a call goes through the one pipeline (salesplan.auth.dependencies.aut
 by salesplan.mcp.pipeline): authenticate → rate-limit unit (write, in `group`, bucket
 organization = `headers.xOrganizationId` else the remembered one) → scope → user-backed token →
 organization → argument validation → the operation, in a database transaction.
-A body with a model of its own is a field group: `args.body(CreateAccountBody)` builds it from the
+A body with a model of its own is a field group: `args.body_of(CreateAccountBody)` builds it from the
 arguments that belong to it (only those sent, so PATCH semantics hold).
 """
 
@@ -51,8 +51,9 @@ class ToolArgs(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=False, extra="forbid")
     docs: ClassVar[dict[str, str]] = {}
 
-    def body(self, model: type[BodyT]) -> BodyT:
-        """The REST request body `model`, from the arguments of its fields that were sent."""
+    def body_of(self, model: type[BodyT]) -> BodyT:
+        """The REST request body `model`, from the arguments of its fields that were sent.
+        (Not `body`: a body model's field of that name, a comment's, is an argument.)"""
         fields = set(model.model_fields)
         sent = self.model_dump(
             by_alias=True, exclude_unset=True, include=fields & self.model_fields_set

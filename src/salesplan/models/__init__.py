@@ -39,12 +39,15 @@ from salesplan.models.identity import ApiKey, Membership, Organization, User
 from salesplan.models.oauth import OAuthApp, OAuthCode, OAuthToken, WebSession
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.models.rooms import (
+    PlanActivity,
     PlanRoom,
+    PlanRoomNotice,
     PlanShare,
     PlanShareCode,
     PlanShareLink,
     PlanShareSession,
     PlanTaskComment,
+    PlanTaskReminder,
 )
 from salesplan.models.webhooks import (
     WebhookAttempt,
@@ -87,15 +90,18 @@ __all__ = [
     "Organization",
     "OrganizationIntegration",
     "Plan",
+    "PlanActivity",
     "PlanGoal",
     "PlanMilestone",
     "PlanRoom",
+    "PlanRoomNotice",
     "PlanShare",
     "PlanShareCode",
     "PlanShareLink",
     "PlanShareSession",
     "PlanTask",
     "PlanTaskComment",
+    "PlanTaskReminder",
     "RelationshipMap",
     "RelationshipMapContact",
     "SenderPause",

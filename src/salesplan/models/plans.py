@@ -62,6 +62,9 @@ class Plan(IdMixin, TenantMixin, TimestampMixin, ArchiveMixin, Base):
     user_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="CASCADE"), default=None, index=True
     )
+    # Who created it (a user of the organization; none for plans made before it was kept):
+    # told of what buyers do in its room (contract §16).
+    created_by_id: Mapped[uuid.UUID | None] = mapped_column(default=None)
     # Bumped by every write to the plan or its children, in the same transaction (the
     # `PlanChanged` event's handler, plans/changes.py; see plans/versioning.py): getPlan's ETag.
     version: Mapped[int] = mapped_column(Integer, default=1, server_default=text("1"))

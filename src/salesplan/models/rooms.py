@@ -5,10 +5,10 @@ room sessions, all stored only as hashes) and the comments on a plan's tasks."""
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from salesplan.kit.clock import utcnow
@@ -55,6 +55,8 @@ class PlanShare(IdMixin, TenantMixin, TimestampMixin, Base):
     expires_at: Mapped[datetime | None] = mapped_column(default=None)
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
     last_viewed_at: Mapped[datetime | None] = mapped_column(default=None)
+    # When the share's last `viewed` activity was recorded (at most one per 30 minutes).
+    view_counted_at: Mapped[datetime | None] = mapped_column(default=None)
     created_by_id: Mapped[uuid.UUID | None] = mapped_column(
         ForeignKey("users.id", ondelete="SET NULL"), default=None
     )
@@ -130,3 +132,57 @@ class PlanTaskComment(IdMixin, TenantMixin, Base):
         ForeignKey("plan_shares.id", ondelete="SET NULL"), default=None
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PlanActivity(IdMixin, TenantMixin, Base):
+    """What a buyer did in a plan's room (contract §16 "Activity and engagement"): `viewed`
+    (at most one per share per 30 minutes), `task_completed`, `task_reopened`, `commented`,
+    `invited`. Written in the transaction of the action, by the subscriber of its domain
+    event (`rooms.activity`)."""
+
+    __tablename__ = "plan_activity"
+    __table_args__ = (
+        Index(
+            "ix_plan_activity_org_plan_created", "organization_id", "plan_id", "created_at", "id"
+        ),
+    )
+
+    plan_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("plans.id", ondelete="CASCADE"))
+    type: Mapped[str] = mapped_column(String(32))
+    share_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("plan_shares.id", ondelete="SET NULL"), default=None
+    )
+    contact_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("contacts.id", ondelete="SET NULL"), default=None
+    )
+    task_id: Mapped[uuid.UUID | None] = mapped_column(
+        ForeignKey("plan_tasks.id", ondelete="SET NULL"), default=None
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PlanRoomNotice(TenantMixin, Base):
+    """A plan's digest of buyer activity to its sellers (at most one per 15 minutes): `due_at`
+    is when the next one goes (null: nothing waiting; a worker's claim moves it forward as
+    its lease), `since` the oldest activity it tells, `sent_at` when the last one went."""
+
+    __tablename__ = "plan_room_notices"
+
+    plan_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("plans.id", ondelete="CASCADE"), primary_key=True
+    )
+    due_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+    since: Mapped[datetime | None] = mapped_column(default=None)
+    sent_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class PlanTaskReminder(IdMixin, TenantMixin, Base):
+    """A buyer task's due-date reminders to its contact: `sent_on` the day of the last one
+    (at most one a day), claimed by the worker through `worker.claims`."""
+
+    __tablename__ = "plan_task_reminders"
+    __table_args__ = (UniqueConstraint("task_id", "contact_id"),)
+
+    task_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("plan_tasks.id", ondelete="CASCADE"))
+    contact_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    sent_on: Mapped[date | None] = mapped_column(default=None)

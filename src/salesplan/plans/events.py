@@ -64,6 +64,11 @@ class _TaskWritten(ResourceEvent):
 
     organization_id: uuid.UUID
     task: Mapping[str, object]
+    # Who wrote it when not a user of the organization (a buyer's tick in a room).
+    by: Mapping[str, object] | None = None
+
+    def actor(self) -> Mapping[str, object] | None:
+        return self.by
 
     async def resource(self, conn: AsyncConnection) -> Resource:
         return self.task

@@ -113,6 +113,7 @@ async def create_plan(session: AsyncSession, ctx: RequestContext, body: PlanCrea
         description=body.description,
         entity_type=attachment.entity_type,
         entity_id=attachment.entity_id,
+        created_by_id=ctx.user_id,
     )
     attach(plan, attachment)
     session.add(plan)

@@ -5,6 +5,7 @@ Services never commit; they flush so that the renderers read what was written.""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -131,10 +132,14 @@ def _completed(task: dict[str, Any], sent: dict[str, Any], params: dict[str, Any
 
 
 def _events(
-    ctx: RequestContext, plan_id: uuid.UUID, task: dict[str, Any], completed: bool
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    task: dict[str, Any],
+    completed: bool,
+    actor: Mapping[str, object] | None = None,
 ) -> tuple[DomainEvent, DomainEvent]:
     kind = TaskCompleted if completed else TaskUpdated
-    return kind(ctx.organization_id, task), PlanUpdated(ctx.organization_id, plan_id)
+    return kind(ctx.organization_id, task, actor), PlanUpdated(ctx.organization_id, plan_id)
 
 
 async def save_task(
@@ -167,11 +172,14 @@ async def update_task(
     plan_id: uuid.UUID,
     task_id: uuid.UUID,
     body: TaskUpdate,
+    *,
+    actor: Mapping[str, object] | None = None,
 ) -> dict[str, Any]:
     """The task updated, as the API answers it (the UPDATE's RETURNING row). Run inside the
     unit of work's `atomic()`: two statements when nothing sent can be refused, the plan's
     lock-and-stamp and the task's UPDATE; its events (`TaskUpdated` or `TaskCompleted`, and
-    `PlanUpdated`) are handled in the transaction, before COMMIT, as an ORM write's are.
+    `PlanUpdated`) are handled in the transaction, before COMMIT, as an ORM write's are;
+    `actor` is who wrote it when not a user (a buyer's tick: its task event says so).
 
     The refusals come in the order of contract §2, as every plan write's (`open_patch`): the
     plan (404), the task (404), an archived plan (422), a null where none may be (400), the
@@ -197,7 +205,7 @@ async def update_task(
     if row is None:
         raise not_found(PlanTask, task_id)
     task = task_dict(row)
-    for event in _events(ctx, plan_id, task, _completed(task, sent, params)):
+    for event in _events(ctx, plan_id, task, _completed(task, sent, params), actor):
         emit(conn, event)
     return task
 

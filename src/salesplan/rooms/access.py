@@ -8,7 +8,7 @@ code, the room session.
 - A room session is a random cookie bound to one share, stored as its SHA-256, 30 days. Every
   request reads it with its share: revoking the share ends it at once, on every process.
 
-A GET never sends, spends or counts anything: only the POSTs of the pages do (`rooms/web.py`)."""
+A GET never sends, spends or counts anything: only the POSTs of the pages do (`web/buyer_rooms.py`)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from salesplan.config import Settings
 from salesplan.errors import AppError
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import is_email, mailbox
+from salesplan.kit.events import emit
 from salesplan.kit.uow import UnitOfWork
 from salesplan.models.crm import Contact
 from salesplan.models.rooms import PlanShare
@@ -26,6 +27,12 @@ from salesplan.plans.schemas import TaskUpdate
 from salesplan.rooms import access, mail
 from salesplan.rooms import repository as repo
 from salesplan.rooms.comments import contact_comment
+from salesplan.rooms.events import (
+    RoomCommented,
+    RoomInvited,
+    RoomTaskCompleted,
+    RoomTaskReopened,
+)
 from salesplan.rooms.schemas import MAX_COMMENT
 from salesplan.rooms.service import add_share, contact_for
 from salesplan.rooms.view import RoomPlan, RoomTask, room_plan
@@ -75,11 +82,22 @@ async def set_completed(
     if not task.buyer_task:
         raise Refused("This task belongs to the seller's team; they will tick it.", 403)
     body = TaskUpdate.model_validate({"completed": completed})
+    actor = {"type": "contact", "id": str(share.contact_id)}
     try:
-        await plans.save_task(uow, context(share), share.plan_id, task_id, body)
+        # One transaction: the task's write, its events and the room's activity.
+        async with uow.atomic() as conn:
+            await plans.update_task(conn, context(share), share.plan_id, task_id, body, actor=actor)
+            if completed != task.completed:
+                kind = RoomTaskCompleted if completed else RoomTaskReopened
+                emit(conn, kind(*_who(share), task_id=task_id))
     except AppError as exc:  # archived meanwhile: the room's words, not the API's
         raise Refused("This task can no longer be changed.", 409) from exc
     return task
+
+
+def _who(share: PlanShare) -> tuple[uuid.UUID, uuid.UUID, uuid.UUID, uuid.UUID]:
+    """An activity event's organization, plan, share and contact."""
+    return share.organization_id, share.plan_id, share.id, share.contact_id
 
 
 async def _contact_name(session: AsyncSession, share: PlanShare) -> str:
@@ -98,6 +116,7 @@ async def comment(
         raise Refused(f"A comment is at most {MAX_COMMENT:,} characters.")
     await _visible_task(session, share, task_id)
     contact_comment(session, share, task_id, body, await _contact_name(session, share))
+    emit(session, RoomCommented(*_who(share), task_id=task_id))
     await session.flush()
 
 
@@ -141,6 +160,7 @@ async def invite(
     )
     token, digest = access.new_token()
     repo.add_link(session, invited, digest)
+    emit(session, RoomInvited(*_who(share)))
     plan = await room(session, share)
     organization = await repo.organization_name(session, ctx)
     await mail.queue(

@@ -54,3 +54,30 @@ Comment on a plan's task as the caller (plain text, at most 4,000 characters). W
 true` the comment stays on the seller's side; otherwise the buyer sees it in the plan's room
 (when the task is not hidden).
 """
+
+LIST_PLAN_ACTIVITY = """
+What buyers did in the plan's room, oldest first: `{"data": [{id, type, shareId, contactId,
+taskId, createdAt}], "pagination"}`; `type` is `viewed` (a signed-in buyer opened the room: at
+most one per share per 30 minutes), `task_completed`, `task_reopened`, `commented` (`taskId`
+says where) or `invited` (a colleague was invited). Cursor mode with `limit`/`cursor`;
+`order=desc` for the newest first.
+"""
+
+GET_PLAN_ENGAGEMENT = """
+How engaged each buyer of the plan is: `{"data": [{contactId, name, views, lastViewedAt,
+tasksCompleted, comments, score}]}`, one per contact the plan was shared with, most engaged
+first. `views`, `tasksCompleted` and `comments` count all time; `score` is 0 to 5: one point each
+for a view in the last 14 days, a second such view on another day, a task completed, a comment
+and an invitation sent in the last 30 days.
+"""
+
+# The MCP tools' arguments (`@as_tool`), where the parameter carries no description.
+PLAN_ID = "Id of the plan (an `id` from listPlans)."
+TASK_ID = "Id of the plan's task (an `id` from getPlan's tasks)."
+PLAN_ARGS = {"planId": PLAN_ID}
+TASK_ARGS = {"planId": PLAN_ID, "taskId": TASK_ID}
+CREATE_PLAN_TASK_COMMENT_ARGS = {
+    **TASK_ARGS,
+    "body": "The comment, plain text, at most 4,000 characters.",
+    "internal": "true: seen by your organization only, never in the buyer's room.",
+}

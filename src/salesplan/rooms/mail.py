@@ -112,3 +112,24 @@ async def queue(
     await session.flush()
     await wake_worker(session)
     return message
+
+
+def reminder_mail(plan_name: str, task_title: str, overdue: bool, due: str) -> Mail:
+    when = f"was due {due}" if overdue else f"is due {due}"
+    return Mail(
+        subject=f"Reminder: “{task_title}” {when}",
+        paragraphs=(
+            f"“{task_title}” in the plan “{plan_name}” {when}.",
+            "Open the plan to mark it done or to leave a comment. You will be asked for a code "
+            "that we e-mail to this address.",
+        ),
+        action=("Open the plan", LINK),
+    )
+
+
+def digest_mail(plan_name: str, lines: list[str], url: str) -> Mail:
+    return Mail(
+        subject=f"{plan_name}: what your buyers did",
+        paragraphs=(f"In the plan “{plan_name}”:", *lines),
+        action=("See the plan's room", url),
+    )

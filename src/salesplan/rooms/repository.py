@@ -127,15 +127,6 @@ async def share_by_token(session: AsyncSession, token_hash: str) -> Any:
     return (await session.execute(stmt)).first()
 
 
-async def set_last_viewed(session: AsyncSession, share_id: uuid.UUID, at: datetime) -> None:
-    await session.execute(
-        update(PlanShare)
-        .where(PlanShare.id == share_id)
-        .values(last_viewed_at=at, updated_at=PlanShare.updated_at)
-        .execution_options(synchronize_session=False)
-    )
-
-
 async def shares_sent_since(
     session: AsyncSession, scope: TenantScope, inviter_id: uuid.UUID, since: datetime
 ) -> int:

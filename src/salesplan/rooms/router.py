@@ -1,6 +1,6 @@
 """The seller's side of buyer rooms (contract §16), under `/plans/{planId}`: shares, the room's
 settings and task comments. Scopes `plans:read` / `plans:write`, rate-limit group `plans`. The
-buyer's pages are `rooms/web.py`."""
+buyer's pages are `web/buyer_rooms.py`."""
 
 from __future__ import annotations
 
@@ -18,12 +18,15 @@ from salesplan.kit.list_query import CursorCodecDep, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.schemas import ListResponse
+from salesplan.kit.tools import as_tool
 from salesplan.plans.dependencies import Read, Write, listed
+from salesplan.rooms import activity, service
 from salesplan.rooms import descriptions as text
-from salesplan.rooms import service
 from salesplan.rooms.schemas import (
+    ActivityOut,
     CommentIn,
     CommentOut,
+    EngagementList,
     RoomIn,
     RoomOut,
     ShareCreated,
@@ -36,6 +39,7 @@ router = APIRouter()
 ROOMS: list[str | Enum] = ["plan-rooms"]
 Params = Annotated[ListParams, list_params(("createdAt", "updatedAt"))]
 CommentParams = Annotated[ListParams, list_params(("createdAt",))]
+ActivityParams = CommentParams
 
 
 def _settings(request: Request) -> Settings:
@@ -43,7 +47,9 @@ def _settings(request: Request) -> Settings:
     return settings
 
 
-def _dumped(items: list[ShareOut] | list[CommentOut]) -> list[dict[str, object]]:
+def _dumped(
+    items: list[ShareOut] | list[CommentOut] | list[ActivityOut],
+) -> list[dict[str, object]]:
     return [i.model_dump(mode="json", by_alias=True) for i in items]
 
 
@@ -72,6 +78,7 @@ async def create_share(
     summary="List a plan's shares",
     description=text.LIST_PLAN_SHARES,
 )
+@as_tool(docs=text.PLAN_ARGS)
 async def list_shares(
     planId: uuid.UUID, ctx: Read, session: SessionDep, codec: CursorCodecDep, params: Params
 ) -> Response:
@@ -148,6 +155,7 @@ async def update_room(planId: uuid.UUID, body: RoomIn, ctx: Write, session: Sess
     summary="List a task's comments",
     description=text.LIST_PLAN_TASK_COMMENTS,
 )
+@as_tool(docs=text.TASK_ARGS)
 async def list_comments(
     planId: uuid.UUID,
     taskId: uuid.UUID,
@@ -170,8 +178,44 @@ async def list_comments(
     summary="Comment on a task",
     description=text.CREATE_PLAN_TASK_COMMENT,
 )
+@as_tool(docs=text.CREATE_PLAN_TASK_COMMENT_ARGS)
 async def create_comment(
     planId: uuid.UUID, taskId: uuid.UUID, body: CommentIn, ctx: Write, session: SessionDep
 ) -> Response:
     """Comment on a task; `internal` comments stay on the seller's side."""
     return json_response(await service.create_comment(session, ctx, planId, taskId, body), 201)
+
+
+@router.get(
+    "/{planId}/activity",
+    operation_id="listPlanActivity",
+    tags=ROOMS,
+    response_model=ListResponse[ActivityOut],
+    summary="List what buyers did in a plan's room",
+    description=text.LIST_PLAN_ACTIVITY,
+)
+@as_tool(docs=text.PLAN_ARGS)
+async def list_activity(
+    planId: uuid.UUID,
+    ctx: Read,
+    session: SessionDep,
+    codec: CursorCodecDep,
+    params: ActivityParams,
+) -> Response:
+    """List the room's activity, oldest first."""
+    items, meta = await activity.list_activity(session, ctx, planId, params, codec)
+    return listed(_dumped(items), meta)
+
+
+@router.get(
+    "/{planId}/engagement",
+    operation_id="getPlanEngagement",
+    tags=ROOMS,
+    response_model=EngagementList,
+    summary="How engaged each buyer of a plan is",
+    description=text.GET_PLAN_ENGAGEMENT,
+)
+@as_tool(docs=text.PLAN_ARGS)
+async def get_engagement(planId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
+    """Each buyer's views, ticks, comments and score (0 to 5)."""
+    return json_response(EngagementList(data=await activity.engagement(session, ctx, planId)))

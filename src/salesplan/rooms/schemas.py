@@ -96,3 +96,33 @@ class CommentOut(ApiModel):
     author: Author
     internal: bool
     created_at: datetime
+
+
+ActivityType = Literal["viewed", "task_completed", "task_reopened", "commented", "invited"]
+
+
+class ActivityOut(ApiModel):
+    """One buyer action in the plan's room."""
+
+    id: uuid.UUID
+    type: ActivityType
+    share_id: uuid.UUID | None
+    contact_id: uuid.UUID | None
+    task_id: uuid.UUID | None
+    created_at: datetime
+
+
+class EngagementOut(ApiModel):
+    """One contact's engagement with the plan: counts of all time, `score` 0 to 5."""
+
+    contact_id: uuid.UUID
+    name: str
+    views: int
+    last_viewed_at: datetime | None
+    tasks_completed: int
+    comments: int
+    score: int = Field(ge=0, le=5)
+
+
+class EngagementList(ApiModel):
+    data: list[EngagementOut]

@@ -30,6 +30,8 @@ from salesplan.opportunities import events as opportunities
 from salesplan.opportunities.schemas import OpportunityOut
 from salesplan.plans import events as plans
 from salesplan.plans.schemas import PlanGoalOut, PlanMilestoneOut, PlanOut, PlanTaskOut
+from salesplan.rooms import events as rooms
+from salesplan.rooms.schemas import ActivityOut
 from salesplan.webhooks.schemas import WebhookTestData
 
 # What a thin payload's `data` keeps of the resource (contract §13: `{id, updatedAt}`).
@@ -222,6 +224,29 @@ CATALOG: tuple[EventType, ...] = (
         FeedMessageOut,
         feed.FeedMessageReceived,
     ),
+    # A buyer in a plan's room (contract §16): `data` is the activity item as listPlanActivity
+    # answers it, `actor` the contact beside it.
+    E(
+        "plan_room.viewed",
+        "A signed-in buyer opened a plan's room (at most one per share per 30 minutes).",
+        ActivityOut,
+        rooms.RoomViewed,
+        thin=("id", "createdAt"),
+    ),
+    E(
+        "plan_room.commented",
+        "A buyer commented on a task in a plan's room.",
+        ActivityOut,
+        rooms.RoomCommented,
+        thin=("id", "createdAt"),
+    ),
+    E(
+        "plan_room.invited",
+        "A buyer invited a colleague to a plan's room.",
+        ActivityOut,
+        rooms.RoomInvited,
+        thin=("id", "createdAt"),
+    ),
     E(
         "webhook.test",
         "A test event, sent by POST /webhooks/endpoints/{endpointId}/test whatever the "
@@ -310,6 +335,16 @@ def openapi_webhooks(document: dict[str, Any]) -> None:
                                 "properties": {
                                     "type": {"type": "string", "const": entry.name},
                                     "timestamp": {"type": "string", "format": "date-time"},
+                                    "actor": {
+                                        "type": "object",
+                                        "description": "Who did it, when a buyer did "
+                                        '(`{"type": "contact", "id"}`); absent otherwise.',
+                                        "required": ["type", "id"],
+                                        "properties": {
+                                            "type": {"type": "string", "const": "contact"},
+                                            "id": {"type": "string", "format": "uuid"},
+                                        },
+                                    },
                                     "data": {"$ref": ref},
                                 },
                             }

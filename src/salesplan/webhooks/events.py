@@ -15,7 +15,7 @@ import inspect
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -43,6 +43,8 @@ Db = AsyncSession | AsyncConnection
 # The resource, or a callable answering it (or an awaitable of it): called only when an
 # endpoint will receive the event.
 Data = Resource | Callable[[], Resource | Awaitable[Resource]]
+# Who did it, when not the organization's own side: `{"type": "contact", "id"}`.
+Actor = Mapping[str, object]
 
 
 def subscribed(event_types: Sequence[str], type_: str) -> bool:
@@ -60,18 +62,24 @@ async def _plain(data: Data) -> Resource:
     return await found if inspect.isawaitable(found) else found
 
 
-def body(type_: str, timestamp: datetime, data: Resource) -> bytes:
-    """`{"type", "timestamp", "data"}`; over 256 KiB, `data` keeps only what names the
-    resource (`id`, `updatedAt`) and `"truncated": true`: the receiver reads the rest by id."""
+def body(type_: str, timestamp: datetime, data: Resource, actor: Actor | None = None) -> bytes:
+    """`{"type", "timestamp", "data"}` (and `"actor"` beside `data` for a change a buyer
+    made); over 256 KiB, `data` keeps only what names the resource (`id`, `updatedAt`) and
+    `"truncated": true`: the receiver reads the rest by id."""
     # The resource rendered once, by its model's own serializer (as `json_response` does).
     inner = data.model_dump_json(by_alias=True).encode() if isinstance(data, BaseModel) else None
     head = b'{"type":' + json_bytes(type_) + b',"timestamp":' + json_bytes(timestamp)
+    if actor is not None:
+        head += b',"actor":' + json_bytes(actor)
     raw = head + b',"data":' + (inner if inner is not None else json_bytes(data)) + b"}"
     if len(raw) <= MAX_BODY_BYTES:
         return raw
     full = data.model_dump(mode="json", by_alias=True) if isinstance(data, BaseModel) else data
     short = {k: full[k] for k in catalog.thin_keys(type_) if k in full} | {"truncated": True}
-    return json_bytes({"type": type_, "timestamp": timestamp, "data": short})
+    said: dict[str, object] = {"type": type_, "timestamp": timestamp}
+    if actor is not None:
+        said["actor"] = actor
+    return json_bytes(said | {"data": short})
 
 
 def thin(payload: str) -> str:
@@ -103,9 +111,14 @@ async def record(db: Db, organization_id: uuid.UUID, type_: str, data: Data) -> 
     return await record_many(db, [(organization_id, type_, data)])
 
 
-async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> int:
+async def record_many(
+    db: Db,
+    events: Iterable[tuple[uuid.UUID, str, Data]],
+    actors: Sequence[Actor | None] = (),
+) -> int:
     """Record a batch of events (of any organizations) in `db`'s transaction, set-based: one
-    read of the subscribed endpoints, then one insert of events and one of deliveries."""
+    read of the subscribed endpoints, then one insert of events and one of deliveries.
+    `actors`: who did each, in the batch's order (none: the organization's own side)."""
     batch = list(events)
     if not batch:
         return 0
@@ -117,7 +130,7 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
         return 0
     now = utcnow()
     event_rows: list[dict[str, Any]] = []
-    for organization_id, type_, data in batch:
+    for index, (organization_id, type_, data) in enumerate(batch):
         receivers = [
             endpoint_id
             for endpoint_id, types in endpoints.get(organization_id, ())
@@ -126,7 +139,8 @@ async def record_many(db: Db, events: Iterable[tuple[uuid.UUID, str, Data]]) -> 
         if not receivers:
             continue
         event_id = uuid7()
-        payload = body(type_, now, await _plain(data)).decode()
+        actor = actors[index] if index < len(actors) else None
+        payload = body(type_, now, await _plain(data), actor).decode()
         event_rows.append(
             {
                 "id": event_id,
@@ -235,6 +249,7 @@ class Recorder:
         await record_many(
             conn,
             [(e.organization_id, self.types[type(e)], partial(e.resource, conn)) for e in events],
+            [e.actor() for e in events],
         )
 
     async def interested(

@@ -134,7 +134,16 @@ from salesplan_client.models.oauth import (
 from salesplan_client.models.organizations import Organization, OrganizationUser
 from salesplan_client.models.plan_goals import GoalList
 from salesplan_client.models.plan_milestones import MilestoneList, MilestoneOrder
-from salesplan_client.models.plan_rooms import Comment, Room, RoomsAuthor, Share, ShareCreated
+from salesplan_client.models.plan_rooms import (
+    Activity,
+    Comment,
+    Engagement,
+    EngagementList,
+    Room,
+    RoomsAuthor,
+    Share,
+    ShareCreated,
+)
 from salesplan_client.models.plan_tasks import TaskList
 from salesplan_client.models.plans import Plan, PlanListResponse
 from salesplan_client.models.relationship_maps import (
@@ -161,6 +170,7 @@ __all__ = [
     "AccountPatch",
     "ActionItem",
     "ActionItemIn",
+    "Activity",
     "AnalyticsDay",
     "AnalyticsTotals",
     "Artifacts",
@@ -201,6 +211,8 @@ __all__ = [
     "EndpointPatch",
     "EndpointWithSecret",
     "EngageAnalytics",
+    "Engagement",
+    "EngagementList",
     "EnrollIn",
     "ErrorEnvelope",
     "ErrorEnvelopeError",

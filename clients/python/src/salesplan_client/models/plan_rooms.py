@@ -10,7 +10,27 @@ from pydantic import AwareDatetime, Field
 
 from salesplan_client._models import ApiObject
 
-__all__ = ["Comment", "Room", "RoomsAuthor", "Share", "ShareCreated"]
+__all__ = [
+    "Activity",
+    "Comment",
+    "Engagement",
+    "EngagementList",
+    "Room",
+    "RoomsAuthor",
+    "Share",
+    "ShareCreated",
+]
+
+
+class Activity(ApiObject):
+    """One buyer action in the plan's room."""
+
+    id: str
+    type: Literal["viewed", "task_completed", "task_reopened", "commented", "invited"]
+    share_id: str | None = Field(alias="shareId")
+    contact_id: str | None = Field(alias="contactId")
+    task_id: str | None = Field(alias="taskId")
+    created_at: AwareDatetime = Field(alias="createdAt")
 
 
 class RoomsAuthor(ApiObject):
@@ -30,6 +50,24 @@ class Comment(ApiObject):
     author: RoomsAuthor
     internal: bool
     created_at: AwareDatetime = Field(alias="createdAt")
+
+
+class Engagement(ApiObject):
+    """One contact's engagement with the plan: counts of all time, `score` 0 to 5."""
+
+    contact_id: str = Field(alias="contactId")
+    name: str
+    views: int
+    last_viewed_at: AwareDatetime | None = Field(alias="lastViewedAt")
+    tasks_completed: int = Field(alias="tasksCompleted")
+    comments: int
+    score: int
+
+
+class EngagementList(ApiObject):
+    """EngagementList"""
+
+    data: list[Engagement]
 
 
 class Room(ApiObject):

@@ -22,7 +22,9 @@ _CREATE_PLAN_SHARE = Operation(
 _CREATE_PLAN_TASK_COMMENT = Operation(
     "createPlanTaskComment", "POST", "/api/v1/plans/{planId}/tasks/{taskId}/comments", body="json"
 )
+_GET_PLAN_ENGAGEMENT = Operation("getPlanEngagement", "GET", "/api/v1/plans/{planId}/engagement")
 _GET_PLAN_ROOM = Operation("getPlanRoom", "GET", "/api/v1/plans/{planId}/room")
+_LIST_PLAN_ACTIVITY = Operation("listPlanActivity", "GET", "/api/v1/plans/{planId}/activity")
 _LIST_PLAN_SHARES = Operation("listPlanShares", "GET", "/api/v1/plans/{planId}/shares")
 _LIST_PLAN_TASK_COMMENTS = Operation(
     "listPlanTaskComments", "GET", "/api/v1/plans/{planId}/tasks/{taskId}/comments"
@@ -368,10 +370,103 @@ class PlanRooms(SyncResource):
             ),
         )
 
+    def list_activity(
+        self,
+        plan_id: str | UUID,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        page: int | None = None,
+        page_size: int | None = None,
+        sort_by: Literal["createdAt"] | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        search: str | None = None,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> Page[models.Activity]:
+        """List what buyers did in a plan's room.
+
+        `GET /api/v1/plans/{planId}/activity` (listPlanActivity).
+        """
+        return cast(
+            "Page[models.Activity]",
+            self._client.request(
+                _LIST_PLAN_ACTIVITY,
+                Page[models.Activity],
+                path={"planId": plan_id},
+                query={
+                    "limit": limit,
+                    "cursor": cursor,
+                    "page": page,
+                    "pageSize": page_size,
+                    "sortBy": sort_by,
+                    "order": order,
+                    "search": search,
+                },
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
+    def list_all_activity(
+        self,
+        plan_id: str | UUID,
+        *,
+        sort_by: Literal["createdAt"] | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        search: str | None = None,
+        limit: int = 200,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> Iterator[models.Activity]:
+        """List what buyers did in a plan's room. Every row, in cursor mode: pages of `limit` rows, following `nextCursor`.
+
+        `GET /api/v1/plans/{planId}/activity` (listPlanActivity).
+        """
+        return self._client.iterate(
+            _LIST_PLAN_ACTIVITY,
+            Page[models.Activity],
+            path={"planId": plan_id},
+            query={"sortBy": sort_by, "order": order, "search": search},
+            headers={"X-Organization-Id": organization_id},
+            limit=limit,
+            extra_headers=extra_headers,
+            timeout=timeout,
+        )
+
+    def get_engagement(
+        self,
+        plan_id: str | UUID,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.EngagementList:
+        """How engaged each buyer of a plan is.
+
+        `GET /api/v1/plans/{planId}/engagement` (getPlanEngagement).
+        """
+        return cast(
+            "models.EngagementList",
+            self._client.request(
+                _GET_PLAN_ENGAGEMENT,
+                models.EngagementList,
+                path={"planId": plan_id},
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
 
 class PlanRoomsWithRawResponse:
     def __init__(self, resource: PlanRooms) -> None:
         self.get = to_raw(resource.get)
         self.update = to_raw(resource.update)
+        self.list_activity = to_raw(resource.list_activity)
+        self.get_engagement = to_raw(resource.get_engagement)
         self.shares = PlanRoomsSharesWithRawResponse(resource.shares)
         self.tasks = PlanRoomsTasksWithRawResponse(resource.tasks)

@@ -18,7 +18,9 @@ from salesplan_client._resource import AsyncResource, to_raw_async
 from salesplan_client.resources.plan_rooms import (
     _CREATE_PLAN_SHARE,
     _CREATE_PLAN_TASK_COMMENT,
+    _GET_PLAN_ENGAGEMENT,
     _GET_PLAN_ROOM,
+    _LIST_PLAN_ACTIVITY,
     _LIST_PLAN_SHARES,
     _LIST_PLAN_TASK_COMMENTS,
     _REVOKE_PLAN_SHARE,
@@ -359,10 +361,103 @@ class AsyncPlanRooms(AsyncResource):
             ),
         )
 
+    async def list_activity(
+        self,
+        plan_id: str | UUID,
+        *,
+        limit: int | None = None,
+        cursor: str | None = None,
+        page: int | None = None,
+        page_size: int | None = None,
+        sort_by: Literal["createdAt"] | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        search: str | None = None,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> Page[models.Activity]:
+        """List what buyers did in a plan's room.
+
+        `GET /api/v1/plans/{planId}/activity` (listPlanActivity).
+        """
+        return cast(
+            "Page[models.Activity]",
+            await self._client.request(
+                _LIST_PLAN_ACTIVITY,
+                Page[models.Activity],
+                path={"planId": plan_id},
+                query={
+                    "limit": limit,
+                    "cursor": cursor,
+                    "page": page,
+                    "pageSize": page_size,
+                    "sortBy": sort_by,
+                    "order": order,
+                    "search": search,
+                },
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
+    def list_all_activity(
+        self,
+        plan_id: str | UUID,
+        *,
+        sort_by: Literal["createdAt"] | None = None,
+        order: Literal["asc", "desc"] | None = None,
+        search: str | None = None,
+        limit: int = 200,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> AsyncIterator[models.Activity]:
+        """List what buyers did in a plan's room. Every row, in cursor mode: pages of `limit` rows, following `nextCursor`.
+
+        `GET /api/v1/plans/{planId}/activity` (listPlanActivity).
+        """
+        return self._client.iterate(
+            _LIST_PLAN_ACTIVITY,
+            Page[models.Activity],
+            path={"planId": plan_id},
+            query={"sortBy": sort_by, "order": order, "search": search},
+            headers={"X-Organization-Id": organization_id},
+            limit=limit,
+            extra_headers=extra_headers,
+            timeout=timeout,
+        )
+
+    async def get_engagement(
+        self,
+        plan_id: str | UUID,
+        *,
+        organization_id: str | UUID | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        timeout: float | httpx.Timeout | None = None,
+    ) -> models.EngagementList:
+        """How engaged each buyer of a plan is.
+
+        `GET /api/v1/plans/{planId}/engagement` (getPlanEngagement).
+        """
+        return cast(
+            "models.EngagementList",
+            await self._client.request(
+                _GET_PLAN_ENGAGEMENT,
+                models.EngagementList,
+                path={"planId": plan_id},
+                headers={"X-Organization-Id": organization_id},
+                extra_headers=extra_headers,
+                timeout=timeout,
+            ),
+        )
+
 
 class AsyncPlanRoomsWithRawResponse:
     def __init__(self, resource: AsyncPlanRooms) -> None:
         self.get = to_raw_async(resource.get)
         self.update = to_raw_async(resource.update)
+        self.list_activity = to_raw_async(resource.list_activity)
+        self.get_engagement = to_raw_async(resource.get_engagement)
         self.shares = AsyncPlanRoomsSharesWithRawResponse(resource.shares)
         self.tasks = AsyncPlanRoomsTasksWithRawResponse(resource.tasks)

@@ -30,7 +30,7 @@ from salesplan.kit import uow as uow_kit
 from salesplan.kit.clock import utcnow
 from salesplan.models.rooms import PlanShareSession
 from salesplan.ratelimit.limiter import RateLimiter
-from salesplan.rooms import access, buyer, mail
+from salesplan.rooms import access, activity, buyer, mail
 from salesplan.rooms import repository as repo
 from salesplan.rooms.ics import plan_ics
 from salesplan.web.deps import see_other
@@ -139,8 +139,9 @@ async def room_page(token: str, request: Request, uow: UoW) -> Response:
     flash = signed_in.flash
     if flash is not None:
         await repo.set_flash(session, signed_in.id, None)
-    await repo.set_last_viewed(session, share.id, utcnow())
     plan = await buyer.room(session, share)
+    # lastViewedAt, and a `viewed` every 30 minutes (last: the row's lock is held the least)
+    await activity.view(session, share)
     context = _landing(request, entry, token) | {
         "plan": plan,
         "share": share,
