@@ -419,6 +419,9 @@ class EndpointIn(ApiObject):
                 "calendar_event.updated",
                 "calendar_event.deleted",
                 "feed_message.received",
+                "plan_room.viewed",
+                "plan_room.commented",
+                "plan_room.invited",
                 "webhook.test",
                 "account.*",
                 "contact.*",
@@ -432,6 +435,7 @@ class EndpointIn(ApiObject):
                 "engage_suppression.*",
                 "calendar_event.*",
                 "feed_message.*",
+                "plan_room.*",
                 "webhook.*",
             ]
         ]
@@ -486,6 +490,9 @@ class EndpointPatch(ApiObject):
                 "calendar_event.updated",
                 "calendar_event.deleted",
                 "feed_message.received",
+                "plan_room.viewed",
+                "plan_room.commented",
+                "plan_room.invited",
                 "webhook.test",
                 "account.*",
                 "contact.*",
@@ -499,6 +506,7 @@ class EndpointPatch(ApiObject):
                 "engage_suppression.*",
                 "calendar_event.*",
                 "feed_message.*",
+                "plan_room.*",
                 "webhook.*",
             ]
         ]

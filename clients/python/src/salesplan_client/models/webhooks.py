@@ -114,6 +114,9 @@ class Endpoint(ApiObject):
             "calendar_event.updated",
             "calendar_event.deleted",
             "feed_message.received",
+            "plan_room.viewed",
+            "plan_room.commented",
+            "plan_room.invited",
             "webhook.test",
             "account.*",
             "contact.*",
@@ -127,6 +130,7 @@ class Endpoint(ApiObject):
             "engage_suppression.*",
             "calendar_event.*",
             "feed_message.*",
+            "plan_room.*",
             "webhook.*",
         ]
     ] = Field(alias="eventTypes")
@@ -182,6 +186,9 @@ class EndpointWithSecret(ApiObject):
             "calendar_event.updated",
             "calendar_event.deleted",
             "feed_message.received",
+            "plan_room.viewed",
+            "plan_room.commented",
+            "plan_room.invited",
             "webhook.test",
             "account.*",
             "contact.*",
@@ -195,6 +202,7 @@ class EndpointWithSecret(ApiObject):
             "engage_suppression.*",
             "calendar_event.*",
             "feed_message.*",
+            "plan_room.*",
             "webhook.*",
         ]
     ] = Field(alias="eventTypes")

@@ -157,6 +157,9 @@ class WebhooksEndpoints(SyncResource):
                 "calendar_event.updated",
                 "calendar_event.deleted",
                 "feed_message.received",
+                "plan_room.viewed",
+                "plan_room.commented",
+                "plan_room.invited",
                 "webhook.test",
                 "account.*",
                 "contact.*",
@@ -170,6 +173,7 @@ class WebhooksEndpoints(SyncResource):
                 "engage_suppression.*",
                 "calendar_event.*",
                 "feed_message.*",
+                "plan_room.*",
                 "webhook.*",
             ]
         ]
@@ -271,6 +275,9 @@ class WebhooksEndpoints(SyncResource):
                 "calendar_event.updated",
                 "calendar_event.deleted",
                 "feed_message.received",
+                "plan_room.viewed",
+                "plan_room.commented",
+                "plan_room.invited",
                 "webhook.test",
                 "account.*",
                 "contact.*",
@@ -284,6 +291,7 @@ class WebhooksEndpoints(SyncResource):
                 "engage_suppression.*",
                 "calendar_event.*",
                 "feed_message.*",
+                "plan_room.*",
                 "webhook.*",
             ]
         ]
@@ -445,6 +453,9 @@ class WebhooksAttempts(SyncResource):
             "calendar_event.updated",
             "calendar_event.deleted",
             "feed_message.received",
+            "plan_room.viewed",
+            "plan_room.commented",
+            "plan_room.invited",
             "webhook.test",
             "account.*",
             "contact.*",
@@ -458,6 +469,7 @@ class WebhooksAttempts(SyncResource):
             "engage_suppression.*",
             "calendar_event.*",
             "feed_message.*",
+            "plan_room.*",
             "webhook.*",
         ]
         | None = None,
@@ -542,6 +554,9 @@ class WebhooksAttempts(SyncResource):
             "calendar_event.updated",
             "calendar_event.deleted",
             "feed_message.received",
+            "plan_room.viewed",
+            "plan_room.commented",
+            "plan_room.invited",
             "webhook.test",
             "account.*",
             "contact.*",
@@ -555,6 +570,7 @@ class WebhooksAttempts(SyncResource):
             "engage_suppression.*",
             "calendar_event.*",
             "feed_message.*",
+            "plan_room.*",
             "webhook.*",
         ]
         | None = None,

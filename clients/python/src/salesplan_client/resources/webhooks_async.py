@@ -138,6 +138,9 @@ class AsyncWebhooksEndpoints(AsyncResource):
                 "calendar_event.updated",
                 "calendar_event.deleted",
                 "feed_message.received",
+                "plan_room.viewed",
+                "plan_room.commented",
+                "plan_room.invited",
                 "webhook.test",
                 "account.*",
                 "contact.*",
@@ -151,6 +154,7 @@ class AsyncWebhooksEndpoints(AsyncResource):
                 "engage_suppression.*",
                 "calendar_event.*",
                 "feed_message.*",
+                "plan_room.*",
                 "webhook.*",
             ]
         ]
@@ -252,6 +256,9 @@ class AsyncWebhooksEndpoints(AsyncResource):
                 "calendar_event.updated",
                 "calendar_event.deleted",
                 "feed_message.received",
+                "plan_room.viewed",
+                "plan_room.commented",
+                "plan_room.invited",
                 "webhook.test",
                 "account.*",
                 "contact.*",
@@ -265,6 +272,7 @@ class AsyncWebhooksEndpoints(AsyncResource):
                 "engage_suppression.*",
                 "calendar_event.*",
                 "feed_message.*",
+                "plan_room.*",
                 "webhook.*",
             ]
         ]
@@ -426,6 +434,9 @@ class AsyncWebhooksAttempts(AsyncResource):
             "calendar_event.updated",
             "calendar_event.deleted",
             "feed_message.received",
+            "plan_room.viewed",
+            "plan_room.commented",
+            "plan_room.invited",
             "webhook.test",
             "account.*",
             "contact.*",
@@ -439,6 +450,7 @@ class AsyncWebhooksAttempts(AsyncResource):
             "engage_suppression.*",
             "calendar_event.*",
             "feed_message.*",
+            "plan_room.*",
             "webhook.*",
         ]
         | None = None,
@@ -523,6 +535,9 @@ class AsyncWebhooksAttempts(AsyncResource):
             "calendar_event.updated",
             "calendar_event.deleted",
             "feed_message.received",
+            "plan_room.viewed",
+            "plan_room.commented",
+            "plan_room.invited",
             "webhook.test",
             "account.*",
             "contact.*",
@@ -536,6 +551,7 @@ class AsyncWebhooksAttempts(AsyncResource):
             "engage_suppression.*",
             "calendar_event.*",
             "feed_message.*",
+            "plan_room.*",
             "webhook.*",
         ]
         | None = None,
