@@ -7,7 +7,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from salesplan.accesslog import RedactSignatures, redact_path
+from tests.fixtures.served import came_up
 from tests.operators.test_serve import free_port
 
 SIGNATURE = "Zk3mQ9sEcretSig0123456x"
@@ -63,16 +63,8 @@ def test_the_served_access_log_holds_no_link_signature(tmp_path: Path) -> None:
     )
     origin = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{origin}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("serve did not start")
-            time.sleep(0.2)
+        if not came_up(process, origin, 60):
+            pytest.fail("serve did not start")
         for method, path in _links():
             response = httpx.request(method, origin + path)
             assert response.status_code == 404

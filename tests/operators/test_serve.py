@@ -6,12 +6,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.fixtures.served import came_up
 
 
 def free_port() -> int:
@@ -40,17 +41,9 @@ def served(served_folder: Path) -> Iterator[str]:
     )
     origin = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{origin}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                stderr = process.stderr.read().decode() if process.stderr else ""
-                pytest.fail(f"serve did not start: {stderr}")
-            time.sleep(0.2)
+        if not came_up(process, origin, 60):
+            stderr = process.stderr.read().decode() if process.stderr else ""
+            pytest.fail(f"serve did not start: {stderr}")
         yield origin
     finally:
         process.terminate()

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -19,6 +18,7 @@ import pytest
 
 from salesplan.cli.serving import SERVERS
 from tests.conftest import need_service
+from tests.fixtures.served import came_up
 from tests.operators.test_access_log import SIGNATURE, _links
 from tests.operators.test_serve import free_port
 
@@ -46,18 +46,11 @@ def start(
         start_new_session=True,
     )
     origin = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{origin}/healthz").status_code == 200:
-                return process, origin
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            os.killpg(process.pid, signal.SIGKILL)
-            output = process.communicate(timeout=20)[0].decode()
-            pytest.fail(f"serve --server {server} did not start: {output}")
-        time.sleep(0.2)
+    if not came_up(process, origin, 120):
+        os.killpg(process.pid, signal.SIGKILL)
+        output = process.communicate(timeout=20)[0].decode()
+        pytest.fail(f"serve --server {server} did not start: {output}")
+    return process, origin
 
 
 def stop(process: subprocess.Popen[bytes]) -> tuple[int, str]:

@@ -13,13 +13,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from salesplan.cli.serving import SERVERS
+from tests.fixtures.served import came_up
 from tests.operators.test_serve import free_port
 
 TOKEN = "/api/v1/oauth/token"
@@ -53,17 +53,9 @@ def served(
     )
     origin = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{origin}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                stderr = process.stderr.read().decode() if process.stderr else ""
-                pytest.fail(f"serve --server {request.param} did not start: {stderr}")
-            time.sleep(0.2)
+        if not came_up(process, origin, 120):
+            stderr = process.stderr.read().decode() if process.stderr else ""
+            pytest.fail(f"serve --server {request.param} did not start: {stderr}")
         yield origin
     finally:
         os.killpg(process.pid, signal.SIGTERM)

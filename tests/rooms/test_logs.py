@@ -7,7 +7,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -15,6 +14,7 @@ import pytest
 from uvicorn.logging import AccessFormatter
 
 from salesplan.accesslog import RedactSignatures, redact_path
+from tests.fixtures.served import came_up
 from tests.operators.test_serve import free_port
 
 TOKEN = "Ts9urWoM1DyeE3Cg0NkDvXstM9ar6lCscfQ13xt4fyE"
@@ -59,16 +59,8 @@ def test_the_served_access_log_holds_no_room_token(tmp_path: Path) -> None:
     )
     origin = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{origin}/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("serve did not start")
-            time.sleep(0.2)
+        if not came_up(process, origin, 60):
+            pytest.fail("serve did not start")
         for method, path in PATHS:
             httpx.request(method, origin + path)
     finally:
