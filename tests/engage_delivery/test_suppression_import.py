@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from unittest import mock
 
+from sqlalchemy import select
+
 from salesplan.engage.delivery import inbound
 from salesplan.engage.delivery.inbound import suppress
+from salesplan.models.engage import EngageSuppression
 from tests.engage_delivery.test_send import email, send
 from tests.fixtures.factories import make_actor, make_key, make_user
 
@@ -120,3 +123,26 @@ async def test_openapi_documents_the_import(client) -> None:
     assert operation["x-scopes"] == ["engage:write"]
     assert operation["x-rate-limit-group"] == "engage"
     assert "207" in operation["responses"]
+
+
+async def test_an_address_suppressed_meanwhile_keeps_its_first_reason(actor, db) -> None:
+    """Two requests suppressing one address at once (an import beside an unsubscribe): the one
+    that looked first and inserts second finds the row there. It neither fails nor replaces the
+    first reason, and the transaction it is part of goes on."""
+    await suppress(db, actor.org.id, "race@x.example", "unsubscribe")
+    await db.flush()
+    with mock.patch.object(inbound.repository, "is_suppressed", mock.AsyncMock(return_value=False)):
+        await suppress(db, actor.org.id, "race@x.example", "manual")
+    await suppress(db, actor.org.id, "later@x.example", "manual")  # the session still works
+    await db.commit()
+    rows = (
+        await db.execute(
+            select(EngageSuppression.email, EngageSuppression.reason).where(
+                EngageSuppression.organization_id == actor.org.id
+            )
+        )
+    ).all()
+    assert sorted(tuple(r) for r in rows) == [
+        ("later@x.example", "manual"),
+        ("race@x.example", "unsubscribe"),
+    ]

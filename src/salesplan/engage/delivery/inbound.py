@@ -53,9 +53,13 @@ async def suppress(
         return
     if not await repository.is_suppressed(session, OrgScope(organization_id), address):
         row = EngageSuppression(organization_id=organization_id, email=address, reason=reason)
-        session.add(row)
-        await session.flush()
-        emit(session, SuppressionCreated(organization_id, row))
+        try:
+            async with session.begin_nested():  # a savepoint: the caller's transaction goes on
+                session.add(row)
+        except IntegrityError:
+            pass  # suppressed meanwhile by another request: its (first) reason stays
+        else:
+            emit(session, SuppressionCreated(organization_id, row))
     # A suppressed contact is never sent to again: campaigns stop writing to the address.
     await sequence_repository.stop_for_address(session, organization_id, address, reason)
 
