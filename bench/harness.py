@@ -85,35 +85,36 @@ class Server:
         return sizes
 
 
+# The server program both sides of a ratio run under: `salesplan serve`'s default (granian),
+# or BENCH_SERVER=uvicorn. The floor and the app always run under the same one.
+SERVER = os.environ.get("BENCH_SERVER", "granian")
+
+
 @contextmanager
-def serve(env: dict[str, str], workers: int = 1) -> Iterator[Server]:
-    """`salesplan serve` (uvicorn) with `workers` processes."""
+def serve(env: dict[str, str], workers: int = 1, server: str = SERVER) -> Iterator[Server]:
+    """`salesplan serve --server {server}` with `workers` processes."""
     port = free_port()
     full_env = os.environ | env | {"SALESPLAN_LOG_LEVEL": "warning", "SALESPLAN_BENCH_ROUTES": "1"}
     command = [str(BIN / "salesplan"), "serve", "--port", str(port), "--workers", str(workers)]
-    with _running(command, full_env, f"http://127.0.0.1:{port}", "/healthz") as server:
-        yield server
+    command += ["--server", server]
+    with _running(command, full_env, f"http://127.0.0.1:{port}", "/healthz") as running:
+        yield running
 
 
 @contextmanager
-def serve_floor(workers: int = 1) -> Iterator[Server]:
-    """The bare Starlette floor (bench/floor_app.py) under the same server program, uvicorn, in
-    its own process with the same worker count; its one route is `/floor`."""
+def serve_floor(workers: int = 1, server: str = SERVER) -> Iterator[Server]:
+    """The bare Starlette floor (bench/floor_app.py) under the same server program as `serve`,
+    in its own process with the same worker count; its one route is `/floor`."""
     port = free_port()
-    command = [
-        str(BIN / "uvicorn"),
-        "floor_app:create_app",
-        "--factory",
-        "--app-dir",
-        str(ROOT / "bench"),
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-        "--log-level",
-        "warning",
-        "--no-access-log",
-    ]
+    if server == "uvicorn":
+        command = [str(BIN / "uvicorn"), "--port", str(port), "--workers", str(workers)]
+        command += ["--log-level", "warning", "--no-access-log", "--factory"]
+        command += ["--app-dir", str(ROOT / "bench")]
+    else:
+        command = [str(BIN / "granian"), "--interface", "asgi", "--port", str(port)]
+        command += ["--workers", str(workers), "--log-level", "warning", "--factory"]
+        command += ["--working-dir", str(ROOT / "bench")]
+    command.append("floor_app:create_app")
     with _running(command, dict(os.environ), f"http://127.0.0.1:{port}", "/floor") as server:
         yield server
 

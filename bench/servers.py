@@ -28,24 +28,19 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu import small_data_set
-from harness import BIN, ROOT, Server, WrkResult, _running, cpu_seconds, free_port, run_wrk, settle
+from harness import (
+    BIN,
+    Server,
+    WrkResult,
+    _running,
+    cpu_seconds,
+    free_port,
+    run_wrk,
+    serve_floor,
+    settle,
+)
 
 SERVERS = ("uvicorn", "granian")
-
-
-@contextmanager
-def bare(server: str) -> Iterator[Server]:
-    """bench/floor_app.py under `server`, 1 process, no access log."""
-    port = free_port()
-    if server == "uvicorn":
-        command = [str(BIN / "uvicorn"), "--port", str(port), "--log-level", "warning"]
-        command += ["--no-access-log", "--factory", "--app-dir", str(ROOT / "bench")]
-    else:
-        command = [str(BIN / "granian"), "--interface", "asgi", "--port", str(port)]
-        command += ["--log-level", "warning", "--factory", "--working-dir", str(ROOT / "bench")]
-    command.append("floor_app:create_app")
-    with _running(command, {}, f"http://127.0.0.1:{port}", "/floor") as running:
-        yield running
 
 
 @contextmanager
@@ -96,7 +91,7 @@ def main() -> None:
             floors: dict[str, float] = {}
             results: dict[tuple[str, str], float] = {}
             for server in order:
-                with bare(server) as running:
+                with serve_floor(1, server) as running:
                     for _ in range(50):
                         httpx.get(running.url + "/floor", timeout=30)
                     r, cpu_ms = drive(running, "/floor", args)
