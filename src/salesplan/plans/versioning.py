@@ -14,8 +14,8 @@ never labels an older body than its own."""
 
 from __future__ import annotations
 
+import operator
 import uuid
-from collections import OrderedDict
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -24,6 +24,7 @@ from starlette.responses import Response
 from salesplan.errors import NotFound
 from salesplan.kit.responses import json_bytes, tag_matches
 from salesplan.kit.scoping import TenantScope
+from salesplan.kit.stamped_cache import StampedCache
 from salesplan.plans import repository as repo
 from salesplan.plans.render import plan_base
 
@@ -47,7 +48,7 @@ plan_version = repo.plan_version
 # --- the rendered bodies -----------------------------------------------------------------------
 
 
-class PlanBodies:
+class PlanBodies(StampedCache[uuid.UUID, int, bytes]):
     """getPlan bodies of this process, serialized, by (plan id, version): least recently used
     first out past `max_bytes`, and one version a plan (a newer one replaces the older).
 
@@ -59,39 +60,8 @@ class PlanBodies:
     (uuid7), so a (plan id, version) pair names one body for the database's whole life."""
 
     def __init__(self, max_bytes: int = 32 * 1024 * 1024) -> None:
-        self.max_bytes = max_bytes
-        self.size = 0
-        self._bodies: OrderedDict[uuid.UUID, tuple[int, bytes]] = OrderedDict()
-
-    def get(self, plan_id: uuid.UUID, version: int) -> bytes | None:
-        found = self._bodies.get(plan_id)
-        if found is None or found[0] != version:
-            return None
-        self._bodies.move_to_end(plan_id)
-        return found[1]
-
-    def put(self, plan_id: uuid.UUID, version: int, body: bytes) -> None:
-        old = self._bodies.pop(plan_id, None)
-        if old is not None:
-            self.size -= len(old[1])
-            if old[0] > version:  # a slower reader of an older version: keep the newer body
-                self._bodies[plan_id] = old
-                self.size += len(old[1])
-                return
-        if len(body) > self.max_bytes // 4:  # too big to keep (its older version goes too)
-            return
-        self._bodies[plan_id] = (version, body)
-        self.size += len(body)
-        while self.size > self.max_bytes:
-            _, (_, evicted) = self._bodies.popitem(last=False)
-            self.size -= len(evicted)
-
-    def clear(self) -> None:
-        self._bodies.clear()
-        self.size = 0
-
-    def __len__(self) -> int:
-        return len(self._bodies)
+        # a slower reader of an older version keeps the newer body
+        super().__init__(max_bytes, supersedes=operator.gt)
 
 
 def plan_bodies(app: Any) -> PlanBodies:
