@@ -222,6 +222,17 @@ class Buyer:
         self.page = resp.text
         return resp
 
+    async def view(self) -> httpx.Response:
+        """What a browser does with the room: GET the page, then its script posts the view
+        form (`room-view.js`). Answers the page."""
+        page = await self.get()
+        if 'id="room-view"' in page.text:
+            beacon = await self.http.post(
+                self.home + "/views", data={"csrf_token": csrf_of(page.text)}
+            )
+            assert beacon.status_code == 204, beacon.text
+        return page
+
     async def post(self, path: str, data: dict[str, str] | None = None) -> httpx.Response:
         if "csrf_token" not in self.page:
             await self.get()

@@ -102,7 +102,11 @@ async def test_a_view_counts_once_per_share_per_30_minutes(
         await buyer.sign_in(app, smtp)  # the room at 0: counted
         for minutes in (10, 29, 31, 50, 61, 62):  # 31 and 61 count (30 after the last counted)
             now.now = start + timedelta(minutes=minutes)
-            assert (await buyer.get()).status_code == 200
+            assert (await buyer.view()).status_code == 200
+        # A GET of the page counts nothing, signed in or not (contract §16): only the page's
+        # script does, by posting its view form, which link scanners never do.
+        now.now = start + timedelta(minutes=100)
+        assert 'id="room-view"' in (await buyer.get()).text
     items = (await _activity(client, deal))["data"]
     assert [i["type"] for i in items] == ["viewed"] * 3
     at = [datetime.fromisoformat(i["createdAt"]) for i in items]

@@ -16,11 +16,12 @@ import hashlib
 import hmac
 import secrets
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.tokens import token_hash
 from salesplan.kit.clock import utcnow
@@ -38,7 +39,7 @@ COOKIE_PREFIX = "sp_room_"
 Status = Literal["active", "revoked", "expired"]
 
 
-def share_status(share: PlanShare, now: datetime | None = None) -> Status:
+def share_status(share: PlanShare | DoorShare, now: datetime | None = None) -> Status:
     if share.revoked_at is not None:
         return "revoked"
     if share.expires_at is not None and share.expires_at <= (now or utcnow()):
@@ -64,6 +65,69 @@ class Entry:
     plan_name: str
     organization_name: str
     status: Status | Literal["plan_archived"]
+
+
+@dataclass(frozen=True, slots=True)
+class DoorShare:
+    """The columns of a share a room GET (and the view beacon) reads."""
+
+    id: uuid.UUID
+    organization_id: uuid.UUID
+    plan_id: uuid.UUID
+    contact_id: uuid.UUID
+    role: str
+    allow_invites: bool
+    revoked_at: datetime | None
+    expires_at: datetime | None
+    last_viewed_at: datetime | None
+    view_counted_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Door:
+    """What a link token opens, read in one statement (`door`): the share, the plan's and the
+    organization's names, the status, the room session of the request's cookie (its id and
+    one-time notice; None when not signed in) and the room's stamp."""
+
+    share: DoorShare
+    plan_name: str
+    organization_name: str
+    status: Status | Literal["plan_archived"]
+    session_id: uuid.UUID | None
+    flash: dict[str, Any] | None
+    stamp: tuple[object, ...]
+
+
+# Room cookies read per request: a buyer in more rooms than this signs in again.
+MAX_ROOM_COOKIES = 20
+
+
+async def door(conn: AsyncConnection, token: str, cookies: Mapping[str, str]) -> Door | None:
+    """The share behind a link token with the room session of the request's cookies, or None
+    for a token that opens nothing; one statement whatever it finds, on a read connection.
+    The session counts only under the share's own cookie name."""
+    raws = [v for k, v in cookies.items() if k.startswith(COOKIE_PREFIX) and 0 < len(v) <= 100][
+        :MAX_ROOM_COOKIES
+    ]
+    row = await repo.room_door(
+        conn, token_hash(token[:200]), [token_hash(v) for v in raws], utcnow()
+    )
+    if row is None:
+        return None
+    share = DoorShare(*row[:10])
+    plan_name, plan_archived_at, organization_name = row[10:13]
+    session_id, session_hash, flash = row[13:16]
+    own = cookies.get(cookie_name(share.id))
+    if session_id is not None and (
+        own is None or not hmac.compare_digest(token_hash(own), session_hash)
+    ):
+        session_id, flash = None, None
+    status: Status | Literal["plan_archived"] = share_status(share)
+    if status == "active" and plan_archived_at is not None:
+        status = "plan_archived"
+    return Door(
+        share, plan_name, organization_name, status, session_id, flash, repo.stamp_of(row[16:])
+    )
 
 
 async def entry(session: AsyncSession, token: str) -> Entry | None:

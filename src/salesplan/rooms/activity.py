@@ -30,6 +30,7 @@ from salesplan.kit.scoping import get_scoped
 from salesplan.models.plans import Plan
 from salesplan.models.rooms import PlanActivity, PlanShare
 from salesplan.rooms import activity_repository as repo
+from salesplan.rooms.access import DoorShare
 from salesplan.rooms.events import RoomActivity, RoomViewed
 from salesplan.rooms.schemas import ActivityOut, EngagementOut
 
@@ -46,13 +47,19 @@ async def record(conn: AsyncConnection, events: Sequence[RoomActivity]) -> None:
     await repo.insert_activity(conn, [e.row() for e in events])
 
 
-async def view(session: AsyncSession, share: PlanShare) -> bool:
+def view_due(share: PlanShare | DoorShare, now: datetime) -> bool:
+    """Whether a view now writes anything: not when the share was stamped a moment ago and
+    counted in this half hour."""
+    last, counted_at = share.last_viewed_at, share.view_counted_at
+    return not (last and counted_at and now - last < STAMP_EVERY and now - counted_at < VIEW_EVERY)
+
+
+async def view(session: AsyncSession, share: PlanShare | DoorShare) -> bool:
     """A signed-in buyer opened the room: `lastViewedAt` now, and a `viewed` activity when
     none was counted for the share in the last 30 minutes. Whether it counted."""
     now = clock.utcnow()
-    last, counted_at = share.last_viewed_at, share.view_counted_at
-    if last and counted_at and now - last < STAMP_EVERY and now - counted_at < VIEW_EVERY:
-        return False  # stamped a moment ago, counted in this half hour: nothing to write
+    if not view_due(share, now):
+        return False
     counted = await repo.viewed(session, share.id, now, now - VIEW_EVERY)
     if counted:
         emit(

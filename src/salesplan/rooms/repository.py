@@ -12,12 +12,12 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.repository import Repository, sorts
-from salesplan.kit.scoping import AnyRow, TenantScope, scoped
+from salesplan.kit.scoping import AnyRow, TenantScope, organization_parameter, scoped
 from salesplan.models.crm import Account, Contact
 from salesplan.models.identity import Membership, Organization, User
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -310,3 +310,106 @@ async def account_name_of_plan(
     stmt = scoped(select(Account.name).where(Account.id == plan_account(plan_id)), scope, Account)
     found = (await conn.execute(stmt, {"organization_id": scope.organization_id})).scalar()
     return str(found or "")
+
+
+def _stamp_columns(organization: Any) -> tuple[Any, ...]:
+    """What a room page is rendered from besides names (see `room_stamp`), of `Plan` (joined
+    with `PlanRoom` by `_room_of_plan`) in `organization`."""
+
+    def of_comments(column: Any) -> Any:
+        return (
+            select(column)
+            .where(
+                PlanTaskComment.plan_id == Plan.id,
+                PlanTaskComment.organization_id == organization,
+                PlanTaskComment.internal.is_(False),
+            )
+            .scalar_subquery()
+        )
+
+    return (
+        Plan.version,
+        PlanRoom.hidden_milestone_ids,
+        PlanRoom.hidden_goal_ids,
+        PlanRoom.hidden_task_ids,
+        PlanRoom.welcome_message,
+        of_comments(func.count()),
+        of_comments(func.max(PlanTaskComment.created_at)),
+    )
+
+
+def _room_of_plan(organization: Any) -> Any:
+    return (PlanRoom.plan_id == Plan.id) & (PlanRoom.organization_id == organization)
+
+
+_ROOM_STAMP = (
+    select(*_stamp_columns(bindparam("organization_id")))
+    .select_from(Plan)
+    .outerjoin(PlanRoom, _room_of_plan(bindparam("organization_id")))
+    .where(Plan.id == bindparam("plan_id"), organization_parameter(Plan))
+)
+STAMP_WIDTH = len(_ROOM_STAMP.selected_columns)
+
+# The share a link token opens, its plan's name and archival, its organization's name, the
+# room session among the request's room cookies (by hash; bound to the share, live), and the
+# room's stamp: everything a room GET reads, in one statement.
+_ROOM_DOOR = (
+    select(
+        PlanShare.id,
+        PlanShare.organization_id,
+        PlanShare.plan_id,
+        PlanShare.contact_id,
+        PlanShare.role,
+        PlanShare.allow_invites,
+        PlanShare.revoked_at,
+        PlanShare.expires_at,
+        PlanShare.last_viewed_at,
+        PlanShare.view_counted_at,
+        Plan.name,
+        Plan.archived_at,
+        Organization.name,
+        PlanShareSession.id,
+        PlanShareSession.session_hash,
+        PlanShareSession.flash,
+        *_stamp_columns(PlanShare.organization_id),
+    )
+    .select_from(PlanShareLink)
+    .join(PlanShare, PlanShare.id == PlanShareLink.share_id)
+    .join(
+        Plan,
+        (Plan.id == PlanShare.plan_id) & (Plan.organization_id == PlanShare.organization_id),
+    )
+    .join(Organization, Organization.id == PlanShare.organization_id)
+    .outerjoin(
+        PlanShareSession,
+        (PlanShareSession.share_id == PlanShare.id)
+        & PlanShareSession.session_hash.in_(bindparam("sessions", expanding=True))
+        & (PlanShareSession.expires_at > bindparam("now")),
+    )
+    .outerjoin(PlanRoom, _room_of_plan(PlanShare.organization_id))
+    .where(PlanShareLink.token_hash == bindparam("token_hash"))
+    .limit(1)
+)
+
+
+def stamp_of(values: Sequence[object]) -> tuple[object, ...]:
+    """A stamp comparable across reads (JSON arrays as tuples)."""
+    return tuple(tuple(v) if isinstance(v, list) else v for v in values)
+
+
+async def room_door(
+    conn: AsyncConnection, token_hash: str, session_hashes: Sequence[str], now: datetime
+) -> AnyRow | None:
+    """`_ROOM_DOOR`'s row for a link token (None: the token opens nothing). One statement,
+    whatever it finds."""
+    params = {"token_hash": token_hash, "sessions": list(session_hashes), "now": now}
+    return (await conn.execute(_ROOM_DOOR, params)).first()
+
+
+async def room_stamp(db: Db, scope: TenantScope, plan_id: uuid.UUID) -> tuple[object, ...] | None:
+    """What a room page is rendered from besides names, in one statement: the plan's version
+    (every write to the plan and its children moves it), the room's settings and its
+    comments' count and newest time. Equal stamps, equal pages. None: no such plan."""
+    params = {"plan_id": plan_id, "organization_id": scope.organization_id}
+    row = (await db.execute(_ROOM_STAMP, params)).first()
+    return None if row is None else stamp_of(row)

@@ -1,9 +1,12 @@
 """The buyer's pages (contract §16), at `{public_url}/rooms/{token}`: server-rendered, every
 action a plain form (works with JavaScript off), every form with a CSRF token.
 
-- GET `/rooms/{token}`: signed in (a room session of this share), the room; otherwise the
-  plan's name and a button asking for a code. A GET sends nothing, spends nothing and counts
-  no view, so link scanners and unfurlers change nothing.
+- GET `/rooms/{token}`: signed in (a room session of this share), the room (`room_pages`);
+  otherwise the plan's name and a button asking for a code. A GET sends nothing, spends
+  nothing and counts no view, so link scanners and unfurlers change nothing.
+- Views are counted by POSTs: the sign-in (the buyer opens the room), and `…/views`, which
+  the room page's script posts when a browser shows it (at most one `viewed` per share per
+  30 minutes either way).
 - POST `…/code` e-mails a code; GET `…/code` is the form to type it; POST `…/sign-in` checks
   it and sets the room session cookie (HttpOnly, SameSite=Lax, Secure on https, path
   `/rooms/`, 30 days). POST `…/sign-out` ends it.
@@ -24,15 +27,16 @@ from fastapi import APIRouter, Request
 from starlette.datastructures import FormData
 from starlette.responses import Response
 
-from salesplan.db_dependencies import UoW
+from salesplan.db_dependencies import UoW, unit_of_work
 from salesplan.errors import RateLimited
+from salesplan.kit import clock
 from salesplan.kit import uow as uow_kit
-from salesplan.kit.clock import utcnow
 from salesplan.models.rooms import PlanShareSession
 from salesplan.ratelimit.limiter import RateLimiter
 from salesplan.rooms import access, activity, buyer, mail
 from salesplan.rooms import repository as repo
 from salesplan.rooms.ics import plan_ics
+from salesplan.web import room_pages
 from salesplan.web.deps import see_other
 from salesplan.web.pages import render
 from salesplan.web.session import csrf_valid
@@ -56,17 +60,22 @@ def _page(
     return render(request, f"rooms/{template}", context, status=status, **kw)
 
 
-def _closed(request: Request, entry: access.Entry | None) -> Response | None:
+def _closed(request: Request, entry: access.Entry | access.Door | None) -> Response | None:
     """The page of a link that opens no room, or None."""
     if entry is None:
         return _page(request, "closed.html", {"title": "Link not found", "kind": "unknown"}, 404)
     if entry.status == "active":
         return None
-    kind = "expired" if entry.status == "expired" else "revoked"
+    return _closed_page(
+        request, "expired" if entry.status == "expired" else "revoked", entry.organization_name
+    )
+
+
+def _closed_page(request: Request, kind: str, organization: str) -> Response:
     context = {
         "title": "Link expired" if kind == "expired" else "Link turned off",
         "kind": kind,
-        "organization": entry.organization_name,
+        "organization": organization,
     }
     return _page(request, "closed.html", context, 410)
 
@@ -92,7 +101,9 @@ def _expired_form(request: Request, context: dict[str, Any]) -> Response:
     return _page(request, "message.html", context | {"title": "Form expired", "text": text}, 400)
 
 
-def _landing(request: Request, entry: access.Entry, token: str, **extra: Any) -> dict[str, Any]:
+def _landing(
+    request: Request, entry: access.Entry | access.Door, token: str, **extra: Any
+) -> dict[str, Any]:
     return {
         "title": entry.plan_name,
         "plan_name": entry.plan_name,
@@ -127,30 +138,44 @@ async def _form(
 
 
 @router.get("/rooms/{token}")
-async def room_page(token: str, request: Request, uow: UoW) -> Response:
-    entry = await _open(request, uow, token)
-    if isinstance(entry, Response):
-        return entry
-    session = await uow.session()
-    share = entry.share
-    signed_in = await access.find_session(session, share, request.cookies)
-    if signed_in is None:
-        return _page(request, "landing.html", _landing(request, entry, token))
-    flash = signed_in.flash
-    if flash is not None:
-        await repo.set_flash(session, signed_in.id, None)
-    plan = await buyer.room(session, share)
-    # lastViewedAt, and a `viewed` every 30 minutes (last: the row's lock is held the least)
-    await activity.view(session, share)
-    context = _landing(request, entry, token) | {
-        "plan": plan,
-        "share": share,
-        "flash": flash,
-        "collaborator": share.role == "collaborator",
-        "signed_in": True,
-        "today": utcnow().date(),
-    }
-    return _page(request, "room.html", context)
+async def room_page(token: str, request: Request) -> Response:
+    # One statement on a read connection (`access.door`), then the kept page (`room_pages`);
+    # a write only to clear a one-time notice. As a block, not the dependency (an exit stack
+    # less per request, as getPlan).
+    async with unit_of_work(request) as uow:
+        door = await access.door(await uow.reader(), token, request.cookies)
+        closed = _closed(request, door)
+        if closed is not None:
+            return closed
+        assert door is not None  # `_closed` answers the 404 page of no door
+        if door.session_id is None:
+            return _page(request, "landing.html", _landing(request, door, token))
+        if door.flash is not None:
+            await repo.set_flash(await uow.session(), door.session_id, None)
+        page = await room_pages.room_page(request, await uow.reader(), door, token)
+        if page is None:
+            return _closed_page(request, "revoked", door.organization_name)
+        return page
+
+
+@router.post("/rooms/{token}/views")
+async def count_view(token: str, request: Request, uow: UoW) -> Response:
+    """The page's beacon: a browser showed the room. `lastViewedAt` now, and a `viewed`
+    activity when none was counted for the share in the last 30 minutes. Read in one
+    statement; written only when the view is due (`activity.view_due`)."""
+    form = await request.form()
+    if not csrf_valid(request, form.get("csrf_token")):
+        return _expired_form(request, {"token": token})
+    door = await access.door(await uow.reader(), token, request.cookies)
+    closed = _closed(request, door)
+    if closed is not None:
+        return closed
+    assert door is not None
+    if door.session_id is None:
+        return see_other(_home(token))
+    if activity.view_due(door.share, clock.utcnow()):
+        await activity.view(await uow.session(), door.share)
+    return Response(status_code=204, headers={"Cache-Control": "no-store"})
 
 
 @router.post("/rooms/{token}/code")
@@ -213,6 +238,7 @@ async def sign_in(token: str, request: Request, uow: UoW) -> Response:
         error = "This code expired or was tried too often. Ask for a new code."
         return _page(request, "code.html", context | {"error": error, "expired": True}, 400)
     raw = await access.start_session(session, entry.share)
+    await activity.view(session, entry.share)  # the buyer opens the room: a view
     response = see_other(_home(token))
     response.set_cookie(
         access.cookie_name(entry.share.id),

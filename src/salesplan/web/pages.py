@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,27 @@ PAGE_HEADERS = {
 }
 
 
+def render_template(template: str, context: dict[str, Any]) -> str:
+    """A template's HTML, without a request (what `render` and kept pages build from)."""
+    return _env.get_template(template).render({"user": None, "title": "", **context})
+
+
+def respond(
+    request: Request,
+    html: Callable[[str], str | bytes],
+    *,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
+    """A page built by `html` from the request's CSRF token, with the headers every page
+    carries (and the CSRF cookie when the request had none)."""
+    token, new_cookie = csrf_token(request)
+    response = HTMLResponse(html(token), status_code=status, headers=PAGE_HEADERS | (headers or {}))
+    if new_cookie is not None:
+        set_csrf_cookie(response, request, new_cookie)
+    return response
+
+
 def render(
     request: Request,
     template: str,
@@ -39,14 +61,12 @@ def render(
     status: int = 200,
     headers: dict[str, str] | None = None,
 ) -> HTMLResponse:
-    token, new_cookie = csrf_token(request)
-    html = _env.get_template(template).render(
-        {"csrf_token": token, "user": None, "title": "", **(context or {})}
+    return respond(
+        request,
+        lambda token: render_template(template, {"csrf_token": token, **(context or {})}),
+        status=status,
+        headers=headers,
     )
-    response = HTMLResponse(html, status_code=status, headers=PAGE_HEADERS | (headers or {}))
-    if new_cookie is not None:
-        set_csrf_cookie(response, request, new_cookie)
-    return response
 
 
 def error_page(request: Request, title: str, message: str, *, status: int = 400) -> HTMLResponse:
