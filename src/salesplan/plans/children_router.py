@@ -3,21 +3,30 @@ mounted after `router.py`'s routes under the same prefix (`salesplan.routers`).
 
 Responses are rendered from rows as the spec's exact objects (see render.py); the declared
 response models document them. Every route reaches the database through the request's unit
-of work (`db.UoW`)."""
+of work (`db.UoW`). The three kinds share their create, read, update, archive and restore
+routes: each is declared once below (`Child`, `*_route`) and named per kind."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.responses import Response
 
+from salesplan.auth.principal import RequestContext
 from salesplan.db_dependencies import UoW, unit_of_work
 from salesplan.kit.list_query import CursorCodecDep, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
+from salesplan.kit.routes import Run, endpoint, only_id
 from salesplan.kit.tools import as_tool
+from salesplan.kit.uow import UnitOfWork
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import descriptions as text
 from salesplan.plans import repository as repo
@@ -34,6 +43,7 @@ from salesplan.plans.dependencies import (
     Write,
     listed,
 )
+from salesplan.plans.render import Obj
 from salesplan.plans.schemas import (
     GoalCreate,
     GoalList,
@@ -52,6 +62,149 @@ from salesplan.plans.schemas import (
 )
 
 router = APIRouter()
+
+BodyT = TypeVar("BodyT", bound=BaseModel)
+View = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitable[Obj]]
+Change = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Child:
+    """One kind of a plan's children, at `/{planId}/<noun>s/{<id_name>}`: its operations are
+    `<verb>Plan<noun>`, its route functions `<verb>_<noun>`, and it answers `view`."""
+
+    noun: str
+    id_name: str
+    model: type[PlanMilestone] | type[PlanGoal] | type[PlanTask]
+    tags: list[str | Enum]
+    out: type[BaseModel]
+    view: View
+
+    @property
+    def path(self) -> str:
+        return f"/{{planId}}/{self.noun.lower()}s"
+
+    @property
+    def one(self) -> str:
+        return f"{self.path}/{{{self.id_name}}}"
+
+    def endpoint(self, verb: str, doc: str, run: Run, **parameters: object) -> Run:
+        return endpoint(__name__, f"{verb}_{self.noun.lower()}", doc, run, **parameters)
+
+    def operation(self, verb: str) -> str:
+        return f"{verb}Plan{self.noun}"
+
+
+def create_route(
+    kind: Child,
+    body: type[BodyT],
+    create: Callable[[AsyncSession, RequestContext, uuid.UUID, BodyT], Awaitable[uuid.UUID]],
+    doc: str,
+    *,
+    summary: str | None = None,
+    description: str | None = None,
+    tool: Callable[[Run], Run] | None = None,
+) -> None:
+    """`POST /{planId}/<noun>s`: 201 with the new child's view."""
+
+    async def run(planId: uuid.UUID, body: BodyT, ctx: RequestContext, uow: UnitOfWork) -> Response:
+        session = await uow.session()
+        child_id = await create(session, ctx, planId, body)
+        return json_response(await kind.view(session, ctx, planId, child_id), 201)
+
+    route = kind.endpoint("create", doc, run, planId=uuid.UUID, body=body, ctx=Write, uow=UoW)
+    router.post(
+        kind.path,
+        operation_id=kind.operation("create"),
+        tags=kind.tags,
+        status_code=201,
+        response_model=kind.out,
+        summary=summary,
+        description=description,
+    )(tool(route) if tool is not None else route)
+
+
+def read_route(kind: Child, doc: str) -> None:
+    """`GET /{planId}/<noun>s/{id}`: the child's view (404 without the plan)."""
+
+    async def run(
+        planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+    ) -> Response:
+        session = await uow.session()
+        await service.find_plan(session, ctx, planId)
+        return json_response(await kind.view(session, ctx, planId, only_id(ids)))
+
+    path_id = {kind.id_name: uuid.UUID}
+    router.get(
+        kind.one, operation_id=kind.operation("get"), tags=kind.tags, response_model=kind.out
+    )(kind.endpoint("get", doc, run, planId=uuid.UUID, **path_id, ctx=Read, uow=UoW))
+
+
+def update_route(
+    kind: Child,
+    body: type[BodyT],
+    update: Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID, BodyT], Awaitable[None]],
+    doc: str,
+) -> None:
+    """`PATCH /{planId}/<noun>s/{id}`: the fields sent; answers the child's view."""
+
+    async def run(
+        planId: uuid.UUID, body: BodyT, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+    ) -> Response:
+        session = await uow.session()
+        await update(session, ctx, planId, only_id(ids), body)
+        return json_response(await kind.view(session, ctx, planId, only_id(ids)))
+
+    path_id = {kind.id_name: uuid.UUID}
+    router.patch(
+        kind.one, operation_id=kind.operation("update"), tags=kind.tags, response_model=kind.out
+    )(kind.endpoint("update", doc, run, planId=uuid.UUID, **path_id, body=body, ctx=Write, uow=UoW))
+
+
+def archive_route(kind: Child, doc: str) -> None:
+    """`DELETE /{planId}/<noun>s/{id}`: 204, archived (`service.archive_child`)."""
+
+    async def run(
+        planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+    ) -> Response:
+        session = await uow.session()
+        await service.archive_child(session, ctx, kind.model, planId, only_id(ids))
+        return Response(status_code=204)
+
+    path_id = {kind.id_name: uuid.UUID}
+    router.delete(
+        kind.one,
+        operation_id=kind.operation("archive"),
+        tags=kind.tags,
+        status_code=204,
+        responses=NO_CONTENT,
+    )(kind.endpoint("archive", doc, run, planId=uuid.UUID, **path_id, ctx=Delete, uow=UoW))
+
+
+def restore_route(kind: Child, restore: Change, doc: str) -> None:
+    """`POST /{planId}/<noun>s/{id}/restore`: answers the restored child's view."""
+
+    async def run(
+        planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+    ) -> Response:
+        session = await uow.session()
+        await restore(session, ctx, planId, only_id(ids))
+        return json_response(await kind.view(session, ctx, planId, only_id(ids)))
+
+    path_id = {kind.id_name: uuid.UUID}
+    router.post(
+        f"{kind.one}/restore",
+        operation_id=kind.operation("restore"),
+        tags=kind.tags,
+        response_model=kind.out,
+    )(kind.endpoint("restore", doc, run, planId=uuid.UUID, **path_id, ctx=Write, uow=UoW))
+
+
+MILESTONE = Child(
+    "Milestone", "milestoneId", PlanMilestone, MILESTONES, PlanMilestoneOut, service.milestone_view
+)
+GOAL = Child("Goal", "goalId", PlanGoal, GOALS, PlanGoalOut, service.goal_view)
+TASK = Child("Task", "taskId", PlanTask, TASKS, PlanTaskOut, service.task_view)
 
 
 # --- milestones ------------------------------------------------------------------------------
@@ -88,20 +241,7 @@ async def list_milestones(
     return listed(items, meta)
 
 
-@router.post(
-    "/{planId}/milestones",
-    operation_id="createPlanMilestone",
-    tags=MILESTONES,
-    status_code=201,
-    response_model=PlanMilestoneOut,
-)
-async def create_milestone(
-    planId: uuid.UUID, body: MilestoneCreate, ctx: Write, uow: UoW
-) -> Response:
-    """Add a milestone to a plan."""
-    session = await uow.session()
-    milestone_id = await service.create_milestone(session, ctx, planId, body)
-    return json_response(await service.milestone_view(session, ctx, planId, milestone_id), 201)
+create_route(MILESTONE, MilestoneCreate, service.create_milestone, "Add a milestone to a plan.")
 
 
 @router.post(
@@ -118,67 +258,10 @@ async def reorder_milestones(
     return json_response({"data": await service.reorder_milestones(session, ctx, planId, body)})
 
 
-@router.get(
-    "/{planId}/milestones/{milestoneId}",
-    operation_id="getPlanMilestone",
-    tags=MILESTONES,
-    response_model=PlanMilestoneOut,
-)
-async def get_milestone(planId: uuid.UUID, milestoneId: uuid.UUID, ctx: Read, uow: UoW) -> Response:
-    """Read a milestone."""
-    session = await uow.session()
-    await service.find_plan(session, ctx, planId)
-    return json_response(await service.milestone_view(session, ctx, planId, milestoneId))
-
-
-@router.patch(
-    "/{planId}/milestones/{milestoneId}",
-    operation_id="updatePlanMilestone",
-    tags=MILESTONES,
-    response_model=PlanMilestoneOut,
-)
-async def update_milestone(
-    planId: uuid.UUID,
-    milestoneId: uuid.UUID,
-    body: MilestoneUpdate,
-    ctx: Write,
-    uow: UoW,
-) -> Response:
-    """Update a milestone."""
-    session = await uow.session()
-    await service.update_milestone(session, ctx, planId, milestoneId, body)
-    return json_response(await service.milestone_view(session, ctx, planId, milestoneId))
-
-
-@router.delete(
-    "/{planId}/milestones/{milestoneId}",
-    operation_id="archivePlanMilestone",
-    tags=MILESTONES,
-    status_code=204,
-    responses=NO_CONTENT,
-)
-async def archive_milestone(
-    planId: uuid.UUID, milestoneId: uuid.UUID, ctx: Delete, uow: UoW
-) -> Response:
-    """Archive a milestone."""
-    session = await uow.session()
-    await service.archive_child(session, ctx, PlanMilestone, planId, milestoneId)
-    return Response(status_code=204)
-
-
-@router.post(
-    "/{planId}/milestones/{milestoneId}/restore",
-    operation_id="restorePlanMilestone",
-    tags=MILESTONES,
-    response_model=PlanMilestoneOut,
-)
-async def restore_milestone(
-    planId: uuid.UUID, milestoneId: uuid.UUID, ctx: Write, uow: UoW
-) -> Response:
-    """Restore an archived milestone."""
-    session = await uow.session()
-    await service.restore_milestone(session, ctx, planId, milestoneId)
-    return json_response(await service.milestone_view(session, ctx, planId, milestoneId))
+read_route(MILESTONE, "Read a milestone.")
+update_route(MILESTONE, MilestoneUpdate, service.update_milestone, "Update a milestone.")
+archive_route(MILESTONE, "Archive a milestone.")
+restore_route(MILESTONE, service.restore_milestone, "Restore an archived milestone.")
 
 
 # --- goals -----------------------------------------------------------------------------------
@@ -211,73 +294,13 @@ async def list_goals(
     return listed(items, meta)
 
 
-@router.post(
-    "/{planId}/goals",
-    operation_id="createPlanGoal",
-    tags=GOALS,
-    status_code=201,
-    response_model=PlanGoalOut,
+create_route(GOAL, GoalCreate, service.create_goal, "Add a goal to a plan.")
+read_route(GOAL, "Read a goal with its childGoals.")
+update_route(GOAL, GoalUpdate, service.update_goal, "Update a goal.")
+archive_route(GOAL, "Archive a goal and its descendants.")
+restore_route(
+    GOAL, service.restore_goal, "Restore an archived goal with the descendants archived with it."
 )
-async def create_goal(planId: uuid.UUID, body: GoalCreate, ctx: Write, uow: UoW) -> Response:
-    """Add a goal to a plan."""
-    session = await uow.session()
-    goal_id = await service.create_goal(session, ctx, planId, body)
-    return json_response(await service.goal_view(session, ctx, planId, goal_id), 201)
-
-
-@router.get(
-    "/{planId}/goals/{goalId}",
-    operation_id="getPlanGoal",
-    tags=GOALS,
-    response_model=PlanGoalOut,
-)
-async def get_goal(planId: uuid.UUID, goalId: uuid.UUID, ctx: Read, uow: UoW) -> Response:
-    """Read a goal with its childGoals."""
-    session = await uow.session()
-    await service.find_plan(session, ctx, planId)
-    return json_response(await service.goal_view(session, ctx, planId, goalId))
-
-
-@router.patch(
-    "/{planId}/goals/{goalId}",
-    operation_id="updatePlanGoal",
-    tags=GOALS,
-    response_model=PlanGoalOut,
-)
-async def update_goal(
-    planId: uuid.UUID, goalId: uuid.UUID, body: GoalUpdate, ctx: Write, uow: UoW
-) -> Response:
-    """Update a goal."""
-    session = await uow.session()
-    await service.update_goal(session, ctx, planId, goalId, body)
-    return json_response(await service.goal_view(session, ctx, planId, goalId))
-
-
-@router.delete(
-    "/{planId}/goals/{goalId}",
-    operation_id="archivePlanGoal",
-    tags=GOALS,
-    status_code=204,
-    responses=NO_CONTENT,
-)
-async def archive_goal(planId: uuid.UUID, goalId: uuid.UUID, ctx: Delete, uow: UoW) -> Response:
-    """Archive a goal and its descendants."""
-    session = await uow.session()
-    await service.archive_child(session, ctx, PlanGoal, planId, goalId)
-    return Response(status_code=204)
-
-
-@router.post(
-    "/{planId}/goals/{goalId}/restore",
-    operation_id="restorePlanGoal",
-    tags=GOALS,
-    response_model=PlanGoalOut,
-)
-async def restore_goal(planId: uuid.UUID, goalId: uuid.UUID, ctx: Write, uow: UoW) -> Response:
-    """Restore an archived goal with the descendants archived with it."""
-    session = await uow.session()
-    await service.restore_goal(session, ctx, planId, goalId)
-    return json_response(await service.goal_view(session, ctx, planId, goalId))
 
 
 # --- tasks -----------------------------------------------------------------------------------
@@ -314,34 +337,16 @@ async def list_tasks(
     return listed(items, meta)
 
 
-@router.post(
-    "/{planId}/tasks",
-    operation_id="createPlanTask",
-    tags=TASKS,
-    status_code=201,
-    response_model=PlanTaskOut,
+create_route(
+    TASK,
+    TaskCreate,
+    service.create_task,
+    "Add a task to a plan.",
     summary="Add a task to a plan",
     description=text.CREATE_PLAN_TASK,
+    tool=as_tool(docs=text.CREATE_PLAN_TASK_ARGS),
 )
-@as_tool(docs=text.CREATE_PLAN_TASK_ARGS)
-async def create_task(planId: uuid.UUID, body: TaskCreate, ctx: Write, uow: UoW) -> Response:
-    """Add a task to a plan."""
-    session = await uow.session()
-    task_id = await service.create_task(session, ctx, planId, body)
-    return json_response(await service.task_view(session, ctx, planId, task_id), 201)
-
-
-@router.get(
-    "/{planId}/tasks/{taskId}",
-    operation_id="getPlanTask",
-    tags=TASKS,
-    response_model=PlanTaskOut,
-)
-async def get_task(planId: uuid.UUID, taskId: uuid.UUID, ctx: Read, uow: UoW) -> Response:
-    """Read a task."""
-    session = await uow.session()
-    await service.find_plan(session, ctx, planId)
-    return json_response(await service.task_view(session, ctx, planId, taskId))
+read_route(TASK, "Read a task.")
 
 
 @router.patch(
@@ -364,15 +369,4 @@ async def update_task(
     return json_response(task)
 
 
-@router.delete(
-    "/{planId}/tasks/{taskId}",
-    operation_id="archivePlanTask",
-    tags=TASKS,
-    status_code=204,
-    responses=NO_CONTENT,
-)
-async def archive_task(planId: uuid.UUID, taskId: uuid.UUID, ctx: Delete, uow: UoW) -> Response:
-    """Archive a task."""
-    session = await uow.session()
-    await service.archive_child(session, ctx, PlanTask, planId, taskId)
-    return Response(status_code=204)
+archive_route(TASK, "Archive a task.")
