@@ -6,6 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.accounts import descriptions as text
 from salesplan.accounts import service
@@ -24,6 +25,7 @@ from salesplan.db_dependencies import SessionDep, unit_of_work
 from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import CONDITIONAL_READ, IF_MATCH, json_response, revalidated_json
+from salesplan.kit.routes import Records
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -74,20 +76,19 @@ async def list_accounts(
     return revalidated_json(body, request.headers.get("if-none-match"))
 
 
-@router.post(
+RECORDS = Records[AsyncSession, RequestContext](
+    router, __name__, AccountOut, Read, Write, Delete, SessionDep
+)
+RECORDS.create_route(
     "",
-    operation_id="createAccount",
-    status_code=201,
-    response_model=AccountOut,
+    "createAccount",
+    "Create an account (and its default buying group).",
+    AccountIn,
+    service.create_account,
     summary="Create an account",
     description=text.CREATE_ACCOUNT,
+    tool=as_tool(docs=text.CREATE_ACCOUNT_ARGS),
 )
-@as_tool(docs=text.CREATE_ACCOUNT_ARGS)
-async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> Response:
-    """Create an account (and its default buying group)."""
-    return json_response(
-        AccountOut.model_validate(await service.create_account(session, ctx, body)), 201
-    )
 
 
 @router.post(

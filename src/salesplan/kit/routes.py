@@ -17,18 +17,30 @@ hand-written route's:
     )
 
 `run` may be shared by several routes: the path's id then comes under its own name in
-`**ids` (`only_id(ids)`)."""
+`**ids` (`only_id(ids)`). `Records` declares a resource's create, read, write and delete
+routes so, in a line each."""
 
 from __future__ import annotations
 
 import inspect
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from fastapi import APIRouter
+from pydantic import BaseModel
 from starlette.responses import Response
 
+from salesplan.kit.responses import json_response
+
 Run = Callable[..., Awaitable[Response]]
+# `as_tool(...)` (salesplan.kit.tools), put on the route function.
+Flag = Callable[[Run], Run]
+DbT = TypeVar("DbT")
+CtxT = TypeVar("CtxT")
+BodyT = TypeVar("BodyT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -73,3 +85,135 @@ def only_id(ids: Mapping[str, uuid.UUID]) -> uuid.UUID:
     """The one path id a shared `run` received as `**ids`."""
     (value,) = ids.values()
     return value
+
+
+def _path_id(path: str) -> str:
+    (name,) = re.findall(r"\{(\w+)\}", path)
+    return str(name)
+
+
+@dataclass(frozen=True)
+class Records(Generic[DbT, CtxT]):
+    """A resource's routes that answer `out`, validated from what the service answers: create
+    (201), read, write (a path id and a body: replace, change, or create under a parent) and
+    delete (204). `read`, `write` and `delete` are the caller's context by scope
+    (`Annotated[RequestContext, require(...)]`), `session` the session dependency; the
+    route functions are named after their operationIds (`getContact` → `get_contact`) in
+    `module`. Each route's parameters come in the hand-written order: path id, body, ctx,
+    session."""
+
+    router: APIRouter
+    module: str
+    out: type[BaseModel]
+    read: object
+    write: object
+    delete: object
+    session: object
+
+    def create_route(
+        self,
+        path: str,
+        operation_id: str,
+        doc: str,
+        body: type[BodyT],
+        call: Callable[[DbT, CtxT, BodyT], Awaitable[object]],
+        *,
+        summary: str | None = None,
+        description: str | None = None,
+        tool: Flag | None = None,
+    ) -> None:
+        async def run(body: BodyT, ctx: CtxT, session: DbT) -> Response:
+            return json_response(self.out.model_validate(await call(session, ctx, body)), 201)
+
+        route = self._endpoint(operation_id, doc, run, body=body, ctx=self.write)
+        self.router.post(
+            path,
+            operation_id=operation_id,
+            status_code=201,
+            response_model=self.out,
+            summary=summary,
+            description=description,
+        )(tool(route) if tool is not None else route)
+
+    def read_route(
+        self,
+        path: str,
+        operation_id: str,
+        doc: str,
+        call: Callable[[DbT, CtxT, uuid.UUID], Awaitable[object]],
+        *,
+        summary: str | None = None,
+        description: str | None = None,
+        tool: Flag | None = None,
+    ) -> None:
+        async def run(ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
+            return json_response(self.out.model_validate(await call(session, ctx, only_id(ids))))
+
+        path_id = {_path_id(path): uuid.UUID}
+        route = self._endpoint(operation_id, doc, run, **path_id, ctx=self.read)
+        self.router.get(
+            path,
+            operation_id=operation_id,
+            response_model=self.out,
+            summary=summary,
+            description=description,
+        )(tool(route) if tool is not None else route)
+
+    def write_route(
+        self,
+        method: str,
+        path: str,
+        operation_id: str,
+        doc: str,
+        body: type[BodyT],
+        call: Callable[[DbT, CtxT, uuid.UUID, BodyT], Awaitable[object]],
+        *,
+        status_code: int = 200,
+        summary: str | None = None,
+        description: str | None = None,
+        tool: Flag | None = None,
+    ) -> None:
+        async def run(body: BodyT, ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
+            written = await call(session, ctx, only_id(ids), body)
+            return json_response(self.out.model_validate(written), status_code)
+
+        path_id = {_path_id(path): uuid.UUID}
+        route = self._endpoint(operation_id, doc, run, **path_id, body=body, ctx=self.write)
+        self.router.api_route(
+            path,
+            methods=[method],
+            operation_id=operation_id,
+            status_code=None if status_code == 200 else status_code,
+            response_model=self.out,
+            summary=summary,
+            description=description,
+        )(tool(route) if tool is not None else route)
+
+    def delete_route(
+        self,
+        path: str,
+        operation_id: str,
+        doc: str,
+        call: Callable[[DbT, CtxT, uuid.UUID], Awaitable[None]],
+        *,
+        summary: str | None = None,
+        description: str | None = None,
+        tool: Flag | None = None,
+    ) -> None:
+        async def run(ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
+            await call(session, ctx, only_id(ids))
+            return Response(status_code=204)
+
+        path_id = {_path_id(path): uuid.UUID}
+        route = self._endpoint(operation_id, doc, run, **path_id, ctx=self.delete)
+        self.router.delete(
+            path,
+            operation_id=operation_id,
+            status_code=204,
+            summary=summary,
+            description=description,
+        )(tool(route) if tool is not None else route)
+
+    def _endpoint(self, operation_id: str, doc: str, run: Run, **parameters: object) -> Run:
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
+        return endpoint(self.module, name, doc, run, **parameters, session=self.session)
