@@ -27,7 +27,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypedDict, TypeVar, Unpack
 
 from fastapi import APIRouter
 from pydantic import BaseModel
@@ -41,6 +41,14 @@ Flag = Callable[[Run], Run]
 DbT = TypeVar("DbT")
 CtxT = TypeVar("CtxT")
 BodyT = TypeVar("BodyT", bound=BaseModel)
+
+
+class Declared(TypedDict, total=False):
+    """What a route may declare beyond its operationId and docstring."""
+
+    summary: str
+    description: str
+    tool: Flag
 
 
 @dataclass(frozen=True)
@@ -117,23 +125,13 @@ class Records(Generic[DbT, CtxT]):
         doc: str,
         body: type[BodyT],
         call: Callable[[DbT, CtxT, BodyT], Awaitable[object]],
-        *,
-        summary: str | None = None,
-        description: str | None = None,
-        tool: Flag | None = None,
+        **declared: Unpack[Declared],
     ) -> None:
         async def run(body: BodyT, ctx: CtxT, session: DbT) -> Response:
             return json_response(self.out.model_validate(await call(session, ctx, body)), 201)
 
-        route = self._endpoint(operation_id, doc, run, body=body, ctx=self.write)
-        self.router.post(
-            path,
-            operation_id=operation_id,
-            status_code=201,
-            response_model=self.out,
-            summary=summary,
-            description=description,
-        )(tool(route) if tool is not None else route)
+        parameters = {"body": body, "ctx": self.write}
+        self._add("POST", path, operation_id, doc, run, parameters, 201, **declared)
 
     def read_route(
         self,
@@ -141,23 +139,13 @@ class Records(Generic[DbT, CtxT]):
         operation_id: str,
         doc: str,
         call: Callable[[DbT, CtxT, uuid.UUID], Awaitable[object]],
-        *,
-        summary: str | None = None,
-        description: str | None = None,
-        tool: Flag | None = None,
+        **declared: Unpack[Declared],
     ) -> None:
         async def run(ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
             return json_response(self.out.model_validate(await call(session, ctx, only_id(ids))))
 
-        path_id = {_path_id(path): uuid.UUID}
-        route = self._endpoint(operation_id, doc, run, **path_id, ctx=self.read)
-        self.router.get(
-            path,
-            operation_id=operation_id,
-            response_model=self.out,
-            summary=summary,
-            description=description,
-        )(tool(route) if tool is not None else route)
+        parameters = {_path_id(path): uuid.UUID, "ctx": self.read}
+        self._add("GET", path, operation_id, doc, run, parameters, None, **declared)
 
     def write_route(
         self,
@@ -168,26 +156,15 @@ class Records(Generic[DbT, CtxT]):
         body: type[BodyT],
         call: Callable[[DbT, CtxT, uuid.UUID, BodyT], Awaitable[object]],
         *,
-        status_code: int = 200,
-        summary: str | None = None,
-        description: str | None = None,
-        tool: Flag | None = None,
+        status_code: int | None = None,
+        **declared: Unpack[Declared],
     ) -> None:
         async def run(body: BodyT, ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
             written = await call(session, ctx, only_id(ids), body)
-            return json_response(self.out.model_validate(written), status_code)
+            return json_response(self.out.model_validate(written), status_code or 200)
 
-        path_id = {_path_id(path): uuid.UUID}
-        route = self._endpoint(operation_id, doc, run, **path_id, body=body, ctx=self.write)
-        self.router.api_route(
-            path,
-            methods=[method],
-            operation_id=operation_id,
-            status_code=None if status_code == 200 else status_code,
-            response_model=self.out,
-            summary=summary,
-            description=description,
-        )(tool(route) if tool is not None else route)
+        parameters = {_path_id(path): uuid.UUID, "body": body, "ctx": self.write}
+        self._add(method, path, operation_id, doc, run, parameters, status_code, **declared)
 
     def delete_route(
         self,
@@ -195,25 +172,38 @@ class Records(Generic[DbT, CtxT]):
         operation_id: str,
         doc: str,
         call: Callable[[DbT, CtxT, uuid.UUID], Awaitable[None]],
-        *,
-        summary: str | None = None,
-        description: str | None = None,
-        tool: Flag | None = None,
+        **declared: Unpack[Declared],
     ) -> None:
         async def run(ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
             await call(session, ctx, only_id(ids))
             return Response(status_code=204)
 
-        path_id = {_path_id(path): uuid.UUID}
-        route = self._endpoint(operation_id, doc, run, **path_id, ctx=self.delete)
-        self.router.delete(
+        parameters = {_path_id(path): uuid.UUID, "ctx": self.delete}
+        self._add("DELETE", path, operation_id, doc, run, parameters, 204, **declared)
+
+    def _add(
+        self,
+        method: str,
+        path: str,
+        operation_id: str,
+        doc: str,
+        run: Run,
+        parameters: Mapping[str, object],
+        status_code: int | None,
+        *,
+        summary: str | None = None,
+        description: str | None = None,
+        tool: Flag | None = None,
+    ) -> None:
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
+        route = endpoint(self.module, name, doc, run, **parameters, session=self.session)
+        self.router.api_route(
             path,
+            methods=[method],
             operation_id=operation_id,
-            status_code=204,
+            status_code=status_code,
+            # A 204 has no body to document.
+            response_model=None if status_code == 204 else self.out,
             summary=summary,
             description=description,
         )(tool(route) if tool is not None else route)
-
-    def _endpoint(self, operation_id: str, doc: str, run: Run, **parameters: object) -> Run:
-        name = re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
-        return endpoint(self.module, name, doc, run, **parameters, session=self.session)

@@ -9,10 +9,10 @@ routes: each is declared once below (`Child`, `*_route`) and named per kind."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, TypeVar
+from typing import Annotated, TypeVar, Unpack
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel
@@ -22,9 +22,9 @@ from starlette.responses import Response
 from salesplan.auth.principal import RequestContext
 from salesplan.db_dependencies import UoW, unit_of_work
 from salesplan.kit.list_query import CursorCodecDep, list_params
-from salesplan.kit.pagination import ListParams
+from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.responses import json_response
-from salesplan.kit.routes import Run, endpoint, only_id
+from salesplan.kit.routes import Declared, Default, Flag, Run, endpoint, only_id
 from salesplan.kit.tools import as_tool
 from salesplan.kit.uow import UnitOfWork
 from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
@@ -63,6 +63,9 @@ from salesplan.plans.schemas import (
 
 router = APIRouter()
 
+BY_TITLE = ("createdAt", "updatedAt", "title")
+MilestoneId = Annotated[uuid.UUID | None, Query(alias="milestoneId")]
+
 BodyT = TypeVar("BodyT", bound=BaseModel)
 View = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitable[Obj]]
 Change = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitable[None]]
@@ -70,8 +73,10 @@ Change = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitabl
 
 @dataclass(frozen=True)
 class Child:
-    """One kind of a plan's children, at `/{planId}/<noun>s/{<id_name>}`: its operations are
-    `<verb>Plan<noun>`, its route functions `<verb>_<noun>`, and it answers `view`."""
+    """One kind of a plan's children, at `/{planId}/<noun>s/{<id_name>}`, and its create,
+    read, update, archive and restore routes: operations `<verb>Plan<noun>`, route functions
+    `<verb>_<noun>`, answering `view` (archive: 204). Each route's parameters come in the
+    hand-written order: planId, the child's id, body, ctx, uow."""
 
     noun: str
     id_name: str
@@ -80,124 +85,168 @@ class Child:
     out: type[BaseModel]
     view: View
 
-    @property
-    def path(self) -> str:
-        return f"/{{planId}}/{self.noun.lower()}s"
+    def list_route(
+        self,
+        listing: type[BaseModel],
+        doc: str,
+        sortable: tuple[str, ...],
+        sort_columns: Mapping[str, object],
+        *,
+        default_sort: str = "createdAt",
+        **filters: Default,
+    ) -> None:
+        """`filters`: query parameters among `repo.child_filters`' (milestone_id, completed,
+        assigned_to_id)."""
+
+        async def run(
+            planId: uuid.UUID,
+            ctx: RequestContext,
+            uow: UnitOfWork,
+            codec: CursorCodec,
+            params: ListParams,
+            include_archived: bool,
+            milestone_id: uuid.UUID | None = None,
+            completed: bool | None = None,
+            assigned_to_id: uuid.UUID | None = None,
+        ) -> Response:
+            session = await uow.session()
+            where = repo.child_filters(
+                self.model,
+                milestone_id=milestone_id,
+                completed=completed,
+                assigned_to_id=assigned_to_id,
+            )
+            items, meta = await service.list_children(
+                session,
+                ctx,
+                planId,
+                self.model,
+                params,
+                codec,
+                include_archived=include_archived,
+                where=where,
+                sort_columns=sort_columns,
+            )
+            return listed(items, meta)
+
+        parameters = {
+            "planId": uuid.UUID,
+            "ctx": Read,
+            "uow": UoW,
+            "codec": CursorCodecDep,
+            "params": Annotated[ListParams, list_params(sortable, default_sort)],
+            "include_archived": Default(IncludeArchived, False),
+            **filters,
+        }
+        self._add("GET", "", "list", doc, run, parameters, response_model=listing)
+
+    def create_route(
+        self,
+        body: type[BodyT],
+        create: Callable[[AsyncSession, RequestContext, uuid.UUID, BodyT], Awaitable[uuid.UUID]],
+        doc: str,
+        **declared: Unpack[Declared],
+    ) -> None:
+        async def run(
+            planId: uuid.UUID, body: BodyT, ctx: RequestContext, uow: UnitOfWork
+        ) -> Response:
+            session = await uow.session()
+            child_id = await create(session, ctx, planId, body)
+            return json_response(await self.view(session, ctx, planId, child_id), 201)
+
+        parameters = {"planId": uuid.UUID, "body": body, "ctx": Write, "uow": UoW}
+        self._add("POST", "", "create", doc, run, parameters, 201, **declared)
+
+    def read_route(self, doc: str) -> None:
+        async def run(
+            planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+        ) -> Response:
+            session = await uow.session()
+            await service.find_plan(session, ctx, planId)
+            return json_response(await self.view(session, ctx, planId, only_id(ids)))
+
+        parameters = {"planId": uuid.UUID, self.id_name: uuid.UUID, "ctx": Read, "uow": UoW}
+        self._add("GET", self._one, "get", doc, run, parameters)
+
+    def update_route(
+        self,
+        body: type[BodyT],
+        update: Callable[
+            [AsyncSession, RequestContext, uuid.UUID, uuid.UUID, BodyT], Awaitable[None]
+        ],
+        doc: str,
+    ) -> None:
+        async def run(
+            planId: uuid.UUID, body: BodyT, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+        ) -> Response:
+            session = await uow.session()
+            await update(session, ctx, planId, only_id(ids), body)
+            return json_response(await self.view(session, ctx, planId, only_id(ids)))
+
+        parameters = {
+            "planId": uuid.UUID,
+            self.id_name: uuid.UUID,
+            "body": body,
+            "ctx": Write,
+            "uow": UoW,
+        }
+        self._add("PATCH", self._one, "update", doc, run, parameters)
+
+    def archive_route(self, doc: str) -> None:
+        async def run(
+            planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+        ) -> Response:
+            session = await uow.session()
+            await service.archive_child(session, ctx, self.model, planId, only_id(ids))
+            return Response(status_code=204)
+
+        parameters = {"planId": uuid.UUID, self.id_name: uuid.UUID, "ctx": Delete, "uow": UoW}
+        self._add("DELETE", self._one, "archive", doc, run, parameters, 204)
+
+    def restore_route(self, restore: Change, doc: str) -> None:
+        async def run(
+            planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
+        ) -> Response:
+            session = await uow.session()
+            await restore(session, ctx, planId, only_id(ids))
+            return json_response(await self.view(session, ctx, planId, only_id(ids)))
+
+        parameters = {"planId": uuid.UUID, self.id_name: uuid.UUID, "ctx": Write, "uow": UoW}
+        self._add("POST", f"{self._one}/restore", "restore", doc, run, parameters)
 
     @property
-    def one(self) -> str:
-        return f"{self.path}/{{{self.id_name}}}"
+    def _one(self) -> str:
+        return f"/{{{self.id_name}}}"
 
-    def endpoint(self, verb: str, doc: str, run: Run, **parameters: object) -> Run:
-        return endpoint(__name__, f"{verb}_{self.noun.lower()}", doc, run, **parameters)
-
-    def operation(self, verb: str) -> str:
-        return f"{verb}Plan{self.noun}"
-
-
-def create_route(
-    kind: Child,
-    body: type[BodyT],
-    create: Callable[[AsyncSession, RequestContext, uuid.UUID, BodyT], Awaitable[uuid.UUID]],
-    doc: str,
-    *,
-    summary: str | None = None,
-    description: str | None = None,
-    tool: Callable[[Run], Run] | None = None,
-) -> None:
-    """`POST /{planId}/<noun>s`: 201 with the new child's view."""
-
-    async def run(planId: uuid.UUID, body: BodyT, ctx: RequestContext, uow: UnitOfWork) -> Response:
-        session = await uow.session()
-        child_id = await create(session, ctx, planId, body)
-        return json_response(await kind.view(session, ctx, planId, child_id), 201)
-
-    route = kind.endpoint("create", doc, run, planId=uuid.UUID, body=body, ctx=Write, uow=UoW)
-    router.post(
-        kind.path,
-        operation_id=kind.operation("create"),
-        tags=kind.tags,
-        status_code=201,
-        response_model=kind.out,
-        summary=summary,
-        description=description,
-    )(tool(route) if tool is not None else route)
-
-
-def read_route(kind: Child, doc: str) -> None:
-    """`GET /{planId}/<noun>s/{id}`: the child's view (404 without the plan)."""
-
-    async def run(
-        planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
-    ) -> Response:
-        session = await uow.session()
-        await service.find_plan(session, ctx, planId)
-        return json_response(await kind.view(session, ctx, planId, only_id(ids)))
-
-    path_id = {kind.id_name: uuid.UUID}
-    router.get(
-        kind.one, operation_id=kind.operation("get"), tags=kind.tags, response_model=kind.out
-    )(kind.endpoint("get", doc, run, planId=uuid.UUID, **path_id, ctx=Read, uow=UoW))
-
-
-def update_route(
-    kind: Child,
-    body: type[BodyT],
-    update: Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID, BodyT], Awaitable[None]],
-    doc: str,
-) -> None:
-    """`PATCH /{planId}/<noun>s/{id}`: the fields sent; answers the child's view."""
-
-    async def run(
-        planId: uuid.UUID, body: BodyT, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
-    ) -> Response:
-        session = await uow.session()
-        await update(session, ctx, planId, only_id(ids), body)
-        return json_response(await kind.view(session, ctx, planId, only_id(ids)))
-
-    path_id = {kind.id_name: uuid.UUID}
-    router.patch(
-        kind.one, operation_id=kind.operation("update"), tags=kind.tags, response_model=kind.out
-    )(kind.endpoint("update", doc, run, planId=uuid.UUID, **path_id, body=body, ctx=Write, uow=UoW))
-
-
-def archive_route(kind: Child, doc: str) -> None:
-    """`DELETE /{planId}/<noun>s/{id}`: 204, archived (`service.archive_child`)."""
-
-    async def run(
-        planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
-    ) -> Response:
-        session = await uow.session()
-        await service.archive_child(session, ctx, kind.model, planId, only_id(ids))
-        return Response(status_code=204)
-
-    path_id = {kind.id_name: uuid.UUID}
-    router.delete(
-        kind.one,
-        operation_id=kind.operation("archive"),
-        tags=kind.tags,
-        status_code=204,
-        responses=NO_CONTENT,
-    )(kind.endpoint("archive", doc, run, planId=uuid.UUID, **path_id, ctx=Delete, uow=UoW))
-
-
-def restore_route(kind: Child, restore: Change, doc: str) -> None:
-    """`POST /{planId}/<noun>s/{id}/restore`: answers the restored child's view."""
-
-    async def run(
-        planId: uuid.UUID, ctx: RequestContext, uow: UnitOfWork, **ids: uuid.UUID
-    ) -> Response:
-        session = await uow.session()
-        await restore(session, ctx, planId, only_id(ids))
-        return json_response(await kind.view(session, ctx, planId, only_id(ids)))
-
-    path_id = {kind.id_name: uuid.UUID}
-    router.post(
-        f"{kind.one}/restore",
-        operation_id=kind.operation("restore"),
-        tags=kind.tags,
-        response_model=kind.out,
-    )(kind.endpoint("restore", doc, run, planId=uuid.UUID, **path_id, ctx=Write, uow=UoW))
+    def _add(
+        self,
+        method: str,
+        path: str,
+        verb: str,
+        doc: str,
+        run: Run,
+        parameters: Mapping[str, object],
+        status_code: int | None = None,
+        *,
+        response_model: type[BaseModel] | None = None,
+        summary: str | None = None,
+        description: str | None = None,
+        tool: Flag | None = None,
+    ) -> None:
+        plural = verb == "list"  # list_goals, listPlanGoals
+        name = f"{verb}_{self.noun.lower()}{'s' if plural else ''}"
+        route = endpoint(__name__, name, doc, run, **parameters)
+        router.api_route(
+            f"/{{planId}}/{self.noun.lower()}s{path}",
+            methods=[method],
+            operation_id=f"{verb}Plan{self.noun}{'s' if plural else ''}",
+            tags=self.tags,
+            status_code=status_code,
+            response_model=None if status_code == 204 else response_model or self.out,
+            responses=NO_CONTENT if status_code == 204 else None,
+            summary=summary,
+            description=description,
+        )(tool(route) if tool is not None else route)
 
 
 MILESTONE = Child(
@@ -210,38 +259,14 @@ TASK = Child("Task", "taskId", PlanTask, TASKS, PlanTaskOut, service.task_view)
 # --- milestones ------------------------------------------------------------------------------
 
 
-@router.get(
-    "/{planId}/milestones",
-    operation_id="listPlanMilestones",
-    tags=MILESTONES,
-    response_model=MilestoneList,
+MILESTONE.list_route(
+    MilestoneList,
+    "List a plan's milestones.",
+    ("sortIndex", "createdAt", "updatedAt"),
+    service.MILESTONE_SORT,
+    default_sort="sortIndex",
 )
-async def list_milestones(
-    planId: uuid.UUID,
-    ctx: Read,
-    uow: UoW,
-    codec: CursorCodecDep,
-    params: Annotated[
-        ListParams, list_params(("sortIndex", "createdAt", "updatedAt"), default="sortIndex")
-    ],
-    include_archived: IncludeArchived = False,
-) -> Response:
-    """List a plan's milestones."""
-    session = await uow.session()
-    items, meta = await service.list_children(
-        session,
-        ctx,
-        planId,
-        PlanMilestone,
-        params,
-        codec,
-        include_archived=include_archived,
-        sort_columns=service.MILESTONE_SORT,
-    )
-    return listed(items, meta)
-
-
-create_route(MILESTONE, MilestoneCreate, service.create_milestone, "Add a milestone to a plan.")
+MILESTONE.create_route(MilestoneCreate, service.create_milestone, "Add a milestone to a plan.")
 
 
 @router.post(
@@ -258,87 +283,44 @@ async def reorder_milestones(
     return json_response({"data": await service.reorder_milestones(session, ctx, planId, body)})
 
 
-read_route(MILESTONE, "Read a milestone.")
-update_route(MILESTONE, MilestoneUpdate, service.update_milestone, "Update a milestone.")
-archive_route(MILESTONE, "Archive a milestone.")
-restore_route(MILESTONE, service.restore_milestone, "Restore an archived milestone.")
+MILESTONE.read_route("Read a milestone.")
+MILESTONE.update_route(MilestoneUpdate, service.update_milestone, "Update a milestone.")
+MILESTONE.archive_route("Archive a milestone.")
+MILESTONE.restore_route(service.restore_milestone, "Restore an archived milestone.")
 
 
 # --- goals -----------------------------------------------------------------------------------
 
 
-@router.get("/{planId}/goals", operation_id="listPlanGoals", tags=GOALS, response_model=GoalList)
-async def list_goals(
-    planId: uuid.UUID,
-    ctx: Read,
-    uow: UoW,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "title"))],
-    include_archived: IncludeArchived = False,
-    milestone_id: Annotated[uuid.UUID | None, Query(alias="milestoneId")] = None,
-) -> Response:
-    """List a plan's goals (every goal, each with its childGoals)."""
-    session = await uow.session()
-    where = repo.child_filters(PlanGoal, milestone_id=milestone_id)
-    items, meta = await service.list_children(
-        session,
-        ctx,
-        planId,
-        PlanGoal,
-        params,
-        codec,
-        include_archived=include_archived,
-        where=where,
-        sort_columns=service.GOAL_SORT,
-    )
-    return listed(items, meta)
-
-
-create_route(GOAL, GoalCreate, service.create_goal, "Add a goal to a plan.")
-read_route(GOAL, "Read a goal with its childGoals.")
-update_route(GOAL, GoalUpdate, service.update_goal, "Update a goal.")
-archive_route(GOAL, "Archive a goal and its descendants.")
-restore_route(
-    GOAL, service.restore_goal, "Restore an archived goal with the descendants archived with it."
+GOAL.list_route(
+    GoalList,
+    "List a plan's goals (every goal, each with its childGoals).",
+    BY_TITLE,
+    service.GOAL_SORT,
+    milestone_id=Default(MilestoneId, None),
+)
+GOAL.create_route(GoalCreate, service.create_goal, "Add a goal to a plan.")
+GOAL.read_route("Read a goal with its childGoals.")
+GOAL.update_route(GoalUpdate, service.update_goal, "Update a goal.")
+GOAL.archive_route("Archive a goal and its descendants.")
+GOAL.restore_route(
+    service.restore_goal, "Restore an archived goal with the descendants archived with it."
 )
 
 
 # --- tasks -----------------------------------------------------------------------------------
 
 
-@router.get("/{planId}/tasks", operation_id="listPlanTasks", tags=TASKS, response_model=TaskList)
-async def list_tasks(
-    planId: uuid.UUID,
-    ctx: Read,
-    uow: UoW,
-    codec: CursorCodecDep,
-    params: Annotated[ListParams, list_params(("createdAt", "updatedAt", "title"))],
-    include_archived: IncludeArchived = False,
-    completed: Completed = None,
-    milestone_id: Annotated[uuid.UUID | None, Query(alias="milestoneId")] = None,
-    assigned_to_id: Annotated[uuid.UUID | None, Query(alias="assignedToId")] = None,
-) -> Response:
-    """List a plan's tasks."""
-    session = await uow.session()
-    where = repo.child_filters(
-        PlanTask, milestone_id=milestone_id, completed=completed, assigned_to_id=assigned_to_id
-    )
-    items, meta = await service.list_children(
-        session,
-        ctx,
-        planId,
-        PlanTask,
-        params,
-        codec,
-        include_archived=include_archived,
-        where=where,
-        sort_columns=service.TASK_SORT,
-    )
-    return listed(items, meta)
-
-
-create_route(
-    TASK,
+TASK.list_route(
+    TaskList,
+    "List a plan's tasks.",
+    BY_TITLE,
+    service.TASK_SORT,
+    completed=Default(Completed, None),
+    milestone_id=Default(MilestoneId, None),
+    assigned_to_id=Default(Annotated[uuid.UUID | None, Query(alias="assignedToId")], None),
+)
+TASK.create_route(
     TaskCreate,
     service.create_task,
     "Add a task to a plan.",
@@ -346,7 +328,7 @@ create_route(
     description=text.CREATE_PLAN_TASK,
     tool=as_tool(docs=text.CREATE_PLAN_TASK_ARGS),
 )
-read_route(TASK, "Read a task.")
+TASK.read_route("Read a task.")
 
 
 @router.patch(
@@ -369,4 +351,4 @@ async def update_task(
     return json_response(task)
 
 
-archive_route(TASK, "Archive a task.")
+TASK.archive_route("Archive a task.")
