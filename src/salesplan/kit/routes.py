@@ -31,9 +31,10 @@ from typing import Generic, TypedDict, TypeVar, Unpack
 
 from fastapi import APIRouter
 from pydantic import BaseModel
+from starlette.requests import Request
 from starlette.responses import Response
 
-from salesplan.kit.responses import json_response
+from salesplan.kit.responses import IF_MATCH, json_response
 
 Run = Callable[..., Awaitable[Response]]
 # `as_tool(...)` (salesplan.kit.tools), put on the route function.
@@ -181,6 +182,46 @@ class Records(Generic[DbT, CtxT]):
         parameters = {_path_id(path): uuid.UUID, "ctx": self.delete}
         self._add("DELETE", path, operation_id, doc, run, parameters, 204, **declared)
 
+    def write_if_match_route(
+        self,
+        method: str,
+        path: str,
+        operation_id: str,
+        doc: str,
+        body: type[BodyT],
+        call: Callable[[DbT, CtxT, uuid.UUID, BodyT, str | None], Awaitable[object]],
+        **declared: Unpack[Declared],
+    ) -> None:
+        """`write_route` for a service that honours `If-Match` (RFC 9110 §13.1.1: 412 when it
+        names a version no longer current), given the header's value last."""
+
+        async def run(
+            body: BodyT, ctx: CtxT, session: DbT, request: Request, **ids: uuid.UUID
+        ) -> Response:
+            if_match = request.headers.get("if-match")
+            written = await call(session, ctx, only_id(ids), body, if_match)
+            return json_response(self.out.model_validate(written))
+
+        parameters = {_path_id(path): uuid.UUID, "body": body, "ctx": self.write}
+        self._add(method, path, operation_id, doc, run, parameters, None, True, **declared)
+
+    def delete_if_match_route(
+        self,
+        path: str,
+        operation_id: str,
+        doc: str,
+        call: Callable[[DbT, CtxT, uuid.UUID, str | None], Awaitable[None]],
+        **declared: Unpack[Declared],
+    ) -> None:
+        """`delete_route` for a service that honours `If-Match`, given the header's value last."""
+
+        async def run(ctx: CtxT, session: DbT, request: Request, **ids: uuid.UUID) -> Response:
+            await call(session, ctx, only_id(ids), request.headers.get("if-match"))
+            return Response(status_code=204)
+
+        parameters = {_path_id(path): uuid.UUID, "ctx": self.delete}
+        self._add("DELETE", path, operation_id, doc, run, parameters, 204, True, **declared)
+
     def _add(
         self,
         method: str,
@@ -190,13 +231,16 @@ class Records(Generic[DbT, CtxT]):
         run: Run,
         parameters: Mapping[str, object],
         status_code: int | None,
+        if_match: bool = False,
         *,
         summary: str | None = None,
         description: str | None = None,
         tool: Flag | None = None,
     ) -> None:
         name = re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
-        route = endpoint(self.module, name, doc, run, **parameters, session=self.session)
+        # The request last, for its `If-Match`.
+        tail: dict[str, object] = {"request": Request} if if_match else {}
+        route = endpoint(self.module, name, doc, run, **parameters, session=self.session, **tail)
         self.router.api_route(
             path,
             methods=[method],
@@ -204,6 +248,7 @@ class Records(Generic[DbT, CtxT]):
             status_code=status_code,
             # A 204 has no body to document.
             response_model=None if status_code == 204 else self.out,
+            responses=IF_MATCH if if_match else None,
             summary=summary,
             description=description,
         )(tool(route) if tool is not None else route)
