@@ -6,6 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.accounts import descriptions as text
 from salesplan.accounts import service
@@ -23,7 +24,8 @@ from salesplan.buying_groups.schemas import BuyingGroupOut
 from salesplan.db_dependencies import SessionDep, unit_of_work
 from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
 from salesplan.kit.pagination import ListParams
-from salesplan.kit.responses import CONDITIONAL_READ, IF_MATCH, json_response, revalidated_json
+from salesplan.kit.responses import CONDITIONAL_READ, json_response, revalidated_json
+from salesplan.kit.routes import Records
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -74,20 +76,19 @@ async def list_accounts(
     return revalidated_json(body, request.headers.get("if-none-match"))
 
 
-@router.post(
+RECORDS = Records[AsyncSession, RequestContext](
+    router, __name__, AccountOut, Read, Write, Delete, SessionDep
+)
+RECORDS.create_route(
     "",
-    operation_id="createAccount",
-    status_code=201,
-    response_model=AccountOut,
+    "createAccount",
+    "Create an account (and its default buying group).",
+    AccountIn,
+    service.create_account,
     summary="Create an account",
     description=text.CREATE_ACCOUNT,
+    tool=as_tool(docs=text.CREATE_ACCOUNT_ARGS),
 )
-@as_tool(docs=text.CREATE_ACCOUNT_ARGS)
-async def create_account(body: AccountIn, ctx: Write, session: SessionDep) -> Response:
-    """Create an account (and its default buying group)."""
-    return json_response(
-        AccountOut.model_validate(await service.create_account(session, ctx, body)), 201
-    )
 
 
 @router.post(
@@ -122,56 +123,39 @@ async def get_account(accountId: uuid.UUID, ctx: Read, request: Request) -> Resp
     return revalidated_json(account, request.headers.get("if-none-match"))
 
 
-@router.put(
+RECORDS.write_if_match_route(
+    "PUT",
     "/{accountId}",
-    operation_id="updateAccount",
-    response_model=AccountOut,
-    responses=IF_MATCH,
+    "updateAccount",
+    """Replace an account. An `If-Match` naming getAccount's ETag is honoured: no longer
+    current → 412 `precondition_failed`, nothing changed.""",
+    AccountIn,
+    service.replace_account,
     summary="Replace an account",
     description=text.UPDATE_ACCOUNT,
+    tool=as_tool(docs=text.UPDATE_ACCOUNT_ARGS, brief=text.UPDATE_ACCOUNT_BRIEF),
 )
-@as_tool(docs=text.UPDATE_ACCOUNT_ARGS, brief=text.UPDATE_ACCOUNT_BRIEF)
-async def update_account(
-    accountId: uuid.UUID, body: AccountIn, ctx: Write, session: SessionDep, request: Request
-) -> Response:
-    """Replace an account. An `If-Match` naming getAccount's ETag is honoured: no longer
-    current → 412 `precondition_failed`, nothing changed."""
-    account = await service.replace_account(
-        session, ctx, accountId, body, request.headers.get("if-match")
-    )
-    return json_response(AccountOut.model_validate(account))
-
-
-@router.patch(
-    "/{accountId}", operation_id="patchAccount", response_model=AccountOut, responses=IF_MATCH
-)
-async def patch_account(
-    accountId: uuid.UUID, body: AccountPatch, ctx: Write, session: SessionDep, request: Request
-) -> Response:
-    """Change the fields sent (`If-Match` honoured as on updateAccount)."""
-    account = await service.patch_account(
-        session, ctx, accountId, body, request.headers.get("if-match")
-    )
-    return json_response(AccountOut.model_validate(account))
-
-
-@router.delete(
+RECORDS.write_if_match_route(
+    "PATCH",
     "/{accountId}",
-    operation_id="deleteAccount",
-    status_code=204,
-    responses=IF_MATCH,
+    "patchAccount",
+    "Change the fields sent (`If-Match` honoured as on updateAccount).",
+    AccountPatch,
+    service.patch_account,
+)
+RECORDS.delete_if_match_route(
+    "/{accountId}",
+    "deleteAccount",
+    "Archive an account (`If-Match` honoured as on updateAccount).",
+    service.delete_account,
     summary="Delete (archive) an account",
     description=text.DELETE_ACCOUNT,
+    tool=as_tool(
+        docs=text.DELETE_ACCOUNT_ARGS,
+        note=DELETE_NOTE.format("accountId"),
+        result=deleted("accountId"),
+    ),
 )
-@as_tool(
-    docs=text.DELETE_ACCOUNT_ARGS, note=DELETE_NOTE.format("accountId"), result=deleted("accountId")
-)
-async def delete_account(
-    accountId: uuid.UUID, ctx: Delete, session: SessionDep, request: Request
-) -> Response:
-    """Archive an account (`If-Match` honoured as on updateAccount)."""
-    await service.delete_account(session, ctx, accountId, request.headers.get("if-match"))
-    return Response(status_code=204)
 
 
 @router.get(

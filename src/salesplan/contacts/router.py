@@ -6,6 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -16,6 +17,7 @@ from salesplan.db_dependencies import SessionDep
 from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
+from salesplan.kit.routes import Records
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 
@@ -62,22 +64,21 @@ async def list_account_contacts(
     )
 
 
-@router.post(
+RECORDS = Records[AsyncSession, RequestContext](
+    router, __name__, ContactOut, Read, Write, Delete, SessionDep
+)
+RECORDS.write_route(
+    "POST",
     "/accounts/{accountId}/contacts",
-    operation_id="createAccountContact",
+    "createAccountContact",
+    "Create a contact of an account.",
+    ContactIn,
+    service.create_contact,
     status_code=201,
-    response_model=ContactOut,
     summary="Create a contact on an account",
     description=text.CREATE_ACCOUNT_CONTACT,
+    tool=as_tool(docs=text.CREATE_ACCOUNT_CONTACT_ARGS),
 )
-@as_tool(docs=text.CREATE_ACCOUNT_CONTACT_ARGS)
-async def create_account_contact(
-    accountId: uuid.UUID, body: ContactIn, ctx: Write, session: SessionDep
-) -> Response:
-    """Create a contact of an account."""
-    return json_response(
-        ContactOut.model_validate(await service.create_contact(session, ctx, accountId, body)), 201
-    )
 
 
 @router.get(
@@ -116,59 +117,44 @@ async def list_contacts(
     )
 
 
-@router.get(
+RECORDS.read_route(
     "/contacts/{contactId}",
-    operation_id="getContact",
-    response_model=ContactOut,
+    "getContact",
+    "Read one contact.",
+    service.get_contact,
     summary="Read a contact",
     description=text.GET_CONTACT,
+    tool=as_tool(docs=text.GET_CONTACT_ARGS),
 )
-@as_tool(docs=text.GET_CONTACT_ARGS)
-async def get_contact(contactId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one contact."""
-    return json_response(
-        ContactOut.model_validate(await service.get_contact(session, ctx, contactId))
-    )
-
-
-@router.put(
+RECORDS.write_route(
+    "PUT",
     "/contacts/{contactId}",
-    operation_id="updateContact",
-    response_model=ContactOut,
+    "updateContact",
+    "Replace a contact.",
+    ContactReplace,
+    service.replace_contact,
     summary="Replace a contact",
     description=text.UPDATE_CONTACT,
+    tool=as_tool(docs=text.UPDATE_CONTACT_ARGS, brief=text.UPDATE_CONTACT_BRIEF),
 )
-@as_tool(docs=text.UPDATE_CONTACT_ARGS, brief=text.UPDATE_CONTACT_BRIEF)
-async def update_contact(
-    contactId: uuid.UUID, body: ContactReplace, ctx: Write, session: SessionDep
-) -> Response:
-    """Replace a contact."""
-    return json_response(
-        ContactOut.model_validate(await service.replace_contact(session, ctx, contactId, body))
-    )
-
-
-@router.patch("/contacts/{contactId}", operation_id="patchContact", response_model=ContactOut)
-async def patch_contact(
-    contactId: uuid.UUID, body: ContactPatch, ctx: Write, session: SessionDep
-) -> Response:
-    """Change the fields sent."""
-    return json_response(
-        ContactOut.model_validate(await service.patch_contact(session, ctx, contactId, body))
-    )
-
-
-@router.delete(
+RECORDS.write_route(
+    "PATCH",
     "/contacts/{contactId}",
-    operation_id="deleteContact",
-    status_code=204,
+    "patchContact",
+    "Change the fields sent.",
+    ContactPatch,
+    service.patch_contact,
+)
+RECORDS.delete_route(
+    "/contacts/{contactId}",
+    "deleteContact",
+    "Archive a contact.",
+    service.delete_contact,
     summary="Delete (archive) a contact",
     description=text.DELETE_CONTACT,
+    tool=as_tool(
+        docs=text.DELETE_CONTACT_ARGS,
+        note=DELETE_NOTE.format("contactId"),
+        result=deleted("contactId"),
+    ),
 )
-@as_tool(
-    docs=text.DELETE_CONTACT_ARGS, note=DELETE_NOTE.format("contactId"), result=deleted("contactId")
-)
-async def delete_contact(contactId: uuid.UUID, ctx: Delete, session: SessionDep) -> Response:
-    """Archive a contact."""
-    await service.delete_contact(session, ctx, contactId)
-    return Response(status_code=204)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import inspect
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from salesplan.engage.schemas import (
 from salesplan.kit.list_query import CursorCodecDep, list_params
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.responses import json_response, page_response
+from salesplan.kit.routes import Default, endpoint
 from salesplan.kit.schemas import ListResponse
 from salesplan.kit.tools import as_tool
 
@@ -64,29 +64,6 @@ TEMPLATES: list[str | Enum] = ["engage-templates"]
 DRAFTS: list[str | Enum] = ["engage-drafts"]
 LISTS: list[str | Enum] = ["engage-lists"]
 CAMPAIGNS: list[str | Enum] = ["engage-campaigns"]
-
-
-def _endpoint(
-    doc: str, run: Callable[..., Awaitable[Response]], **parameters: Any
-) -> Callable[..., Awaitable[Response]]:
-    """A route function whose parameters (FastAPI reads them from its signature) are
-    `parameters`, name → annotation (or (annotation, default)) in order; it calls `run` with
-    them as keywords."""
-
-    async def endpoint(**arguments: Any) -> Response:
-        return await run(**arguments)
-
-    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a[0], default=a[1])
-            if isinstance(a, tuple)
-            else inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=a)
-            for n, a in parameters.items()
-        ],
-        return_annotation=Response,
-    )
-    endpoint.__doc__ = doc
-    return endpoint
 
 
 @dataclass(frozen=True)
@@ -111,10 +88,10 @@ def list_route(
     run: Callable[..., Awaitable[tuple[list[Any], Any]]],
     doc: str,
     sortable: tuple[str, ...],
-    **filters: tuple[Any, Any],
+    **filters: Default,
 ) -> None:
     """`GET path`: a page of records. `filters` are its query parameters beside the shared
-    list parameters (name → (annotation, default)), passed to `run` by the same names."""
+    list parameters, passed to `run` by the same names."""
 
     async def page(
         ctx: RequestContext,
@@ -134,7 +111,9 @@ def list_route(
         response_model=ListResponse[record.out],  # type: ignore[name-defined]
     )(
         as_tool()(  # Engage reads are MCP tools; sends and campaign start stay REST (§9)
-            _endpoint(
+            endpoint(
+                __name__,
+                f"list_{record.noun.lower()}s",
                 doc,
                 page,
                 ctx=Read,
@@ -162,7 +141,17 @@ def create_route(record: Record, body: type[BaseModel], doc: str) -> None:
         tags=record.tags,
         status_code=201,
         response_model=record.out,
-    )(_endpoint(doc, run, body=body, ctx=Write, session=SessionDep))
+    )(
+        endpoint(
+            __name__,
+            f"create_{record.noun.lower()}",
+            doc,
+            run,
+            body=body,
+            ctx=Write,
+            session=SessionDep,
+        )
+    )
 
 
 def record_routes(
@@ -195,14 +184,29 @@ def record_routes(
         name=f"get_{name}",
         response_model=record.out,
         **common,
-    )(as_tool()(_endpoint(docs[0], get, **path_id, ctx=Read, session=SessionDep)))
+    )(
+        as_tool()(
+            endpoint(__name__, f"get_{name}", docs[0], get, **path_id, ctx=Read, session=SessionDep)
+        )
+    )
     router.patch(
         one,
         operation_id=f"updateEngage{record.noun}",
         name=f"update_{name}",
         response_model=record.out,
         **common,
-    )(_endpoint(docs[1], update, **path_id, body=patch, ctx=Write, session=SessionDep))
+    )(
+        endpoint(
+            __name__,
+            f"update_{name}",
+            docs[1],
+            update,
+            **path_id,
+            body=patch,
+            ctx=Write,
+            session=SessionDep,
+        )
+    )
     if record.remove is not None and docs[2] is not None:
         verb = record.remove_verb
         router.delete(
@@ -211,7 +215,17 @@ def record_routes(
             name=f"{verb}_{name}",
             status_code=204,
             **common,
-        )(_endpoint(docs[2], remove, **path_id, ctx=Write, session=SessionDep))
+        )(
+            endpoint(
+                __name__,
+                f"{verb}_{name}",
+                docs[2],
+                remove,
+                **path_id,
+                ctx=Write,
+                session=SessionDep,
+            )
+        )
 
 
 # --- templates -----------------------------------------------------------------------------
@@ -233,8 +247,8 @@ list_route(
     templates.list_templates,
     "List message templates.",
     BY_NAME,
-    channel=(Annotated[Channel | None, Query()], None),
-    include_archived=(IncludeArchived, False),
+    channel=Default(Annotated[Channel | None, Query()], None),
+    include_archived=Default(IncludeArchived, False),
 )
 create_route(
     TEMPLATE,
@@ -282,7 +296,7 @@ list_route(
     drafts.list_drafts,
     "List drafts.",
     ("createdAt", "updatedAt"),
-    channel=(Annotated[Channel | None, Query()], None),
+    channel=Default(Annotated[Channel | None, Query()], None),
 )
 create_route(DRAFT, DraftIn, "Create a draft.")
 record_routes(
@@ -309,8 +323,8 @@ list_route(
     lists.list_lists,
     "List audience lists.",
     BY_NAME,
-    type=(Annotated[ListType | None, Query()], None),
-    include_archived=(IncludeArchived, False),
+    type=Default(Annotated[ListType | None, Query()], None),
+    include_archived=Default(IncludeArchived, False),
 )
 create_route(LIST, ListIn, "Create a MANUAL list, or a DYNAMIC list with criteria.")
 record_routes(
@@ -388,7 +402,7 @@ list_route(
     campaigns.list_campaigns,
     "List campaigns.",
     BY_NAME,
-    status=(Annotated[CampaignStatus | None, Query()], None),
+    status=Default(Annotated[CampaignStatus | None, Query()], None),
 )
 create_route(CAMPAIGN, CampaignIn, "Create a draft campaign with its flow of steps.")
 

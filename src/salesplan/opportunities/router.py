@@ -6,6 +6,7 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.dependencies import require
 from salesplan.auth.principal import RequestContext
@@ -13,6 +14,7 @@ from salesplan.db_dependencies import SessionDep
 from salesplan.kit.list_query import CursorCodecDep, UpdatedSince, list_params
 from salesplan.kit.pagination import ListParams
 from salesplan.kit.responses import json_response
+from salesplan.kit.routes import Records
 from salesplan.kit.schemas import ListResponse, QueryText
 from salesplan.kit.tools import DELETE_NOTE, as_tool, deleted
 from salesplan.opportunities import descriptions as text
@@ -63,77 +65,57 @@ async def list_opportunities(
     )
 
 
-@router.post(
+RECORDS = Records[AsyncSession, RequestContext](
+    router, __name__, OpportunityOut, Read, Write, Delete, SessionDep
+)
+RECORDS.create_route(
     "",
-    operation_id="createOpportunity",
-    status_code=201,
-    response_model=OpportunityOut,
+    "createOpportunity",
+    "Create an opportunity.",
+    OpportunityIn,
+    service.create_opportunity,
     summary="Create an opportunity",
     description=text.CREATE_OPPORTUNITY,
+    tool=as_tool(docs=text.CREATE_OPPORTUNITY_ARGS),
 )
-@as_tool(docs=text.CREATE_OPPORTUNITY_ARGS)
-async def create_opportunity(body: OpportunityIn, ctx: Write, session: SessionDep) -> Response:
-    """Create an opportunity."""
-    return json_response(
-        OpportunityOut.model_validate(await service.create_opportunity(session, ctx, body)), 201
-    )
-
-
-@router.get(
+RECORDS.read_route(
     "/{opportunityId}",
-    operation_id="getOpportunity",
-    response_model=OpportunityOut,
+    "getOpportunity",
+    "Read one opportunity.",
+    service.get_opportunity,
     summary="Read an opportunity",
     description=text.GET_OPPORTUNITY,
+    tool=as_tool(docs=text.GET_OPPORTUNITY_ARGS),
 )
-@as_tool(docs=text.GET_OPPORTUNITY_ARGS)
-async def get_opportunity(opportunityId: uuid.UUID, ctx: Read, session: SessionDep) -> Response:
-    """Read one opportunity."""
-    return json_response(
-        OpportunityOut.model_validate(await service.get_opportunity(session, ctx, opportunityId))
-    )
-
-
-@router.put(
+RECORDS.write_route(
+    "PUT",
     "/{opportunityId}",
-    operation_id="updateOpportunity",
-    response_model=OpportunityOut,
+    "updateOpportunity",
+    "Replace an opportunity.",
+    OpportunityIn,
+    service.replace_opportunity,
     summary="Replace an opportunity",
     description=text.UPDATE_OPPORTUNITY,
+    tool=as_tool(docs=text.UPDATE_OPPORTUNITY_ARGS, brief=text.UPDATE_OPPORTUNITY_BRIEF),
 )
-@as_tool(docs=text.UPDATE_OPPORTUNITY_ARGS, brief=text.UPDATE_OPPORTUNITY_BRIEF)
-async def update_opportunity(
-    opportunityId: uuid.UUID, body: OpportunityIn, ctx: Write, session: SessionDep
-) -> Response:
-    """Replace an opportunity."""
-    opp = await service.replace_opportunity(session, ctx, opportunityId, body)
-    return json_response(OpportunityOut.model_validate(opp))
-
-
-@router.patch("/{opportunityId}", operation_id="patchOpportunity", response_model=OpportunityOut)
-async def patch_opportunity(
-    opportunityId: uuid.UUID, body: OpportunityPatch, ctx: Write, session: SessionDep
-) -> Response:
-    """Change the fields sent."""
-    opp = await service.patch_opportunity(session, ctx, opportunityId, body)
-    return json_response(OpportunityOut.model_validate(opp))
-
-
-@router.delete(
+RECORDS.write_route(
+    "PATCH",
     "/{opportunityId}",
-    operation_id="deleteOpportunity",
-    status_code=204,
+    "patchOpportunity",
+    "Change the fields sent.",
+    OpportunityPatch,
+    service.patch_opportunity,
+)
+RECORDS.delete_route(
+    "/{opportunityId}",
+    "deleteOpportunity",
+    "Archive an opportunity.",
+    service.delete_opportunity,
     summary="Delete (archive) an opportunity",
     description=text.DELETE_OPPORTUNITY,
+    tool=as_tool(
+        docs=text.DELETE_OPPORTUNITY_ARGS,
+        note=DELETE_NOTE.format("opportunityId"),
+        result=deleted("opportunityId"),
+    ),
 )
-@as_tool(
-    docs=text.DELETE_OPPORTUNITY_ARGS,
-    note=DELETE_NOTE.format("opportunityId"),
-    result=deleted("opportunityId"),
-)
-async def delete_opportunity(
-    opportunityId: uuid.UUID, ctx: Delete, session: SessionDep
-) -> Response:
-    """Archive an opportunity."""
-    await service.delete_opportunity(session, ctx, opportunityId)
-    return Response(status_code=204)

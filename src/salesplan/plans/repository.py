@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -304,7 +304,7 @@ async def child_page(
     *,
     include_archived: bool,
     where: Sequence[Any],
-    sort_columns: dict[str, Any],
+    sort_columns: Mapping[str, Any],
 ) -> tuple[list[Any], PaginationMeta]:
     """One page of a plan's milestones, goals or tasks."""
     table = model.__table__

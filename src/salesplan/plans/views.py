@@ -6,7 +6,7 @@ Services never commit; they flush so that the renderers read what was written.""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
@@ -126,7 +126,7 @@ async def list_children(
     *,
     include_archived: bool,
     where: Sequence[Any] = (),
-    sort_columns: dict[str, Any],
+    sort_columns: Mapping[str, Any],
 ) -> tuple[list[Obj], PaginationMeta]:
     await get_scoped(session, Plan, ctx, plan_id)
     conn = await session.connection()
