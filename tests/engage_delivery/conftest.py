@@ -28,12 +28,14 @@ class SmtpSink:
     refusals: list[str] = field(default_factory=list)
     received: list[EmailMessage] = field(default_factory=list)
     raw: list[bytes] = field(default_factory=list)  # the bytes of each accepted DATA
+    recipients: list[list[str]] = field(default_factory=list)  # each DATA's RCPT TO
     port: int = 0
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refusals:
             return self.refusals.pop(0)
         self.raw.append(envelope.original_content)
+        self.recipients.append(list(envelope.rcpt_tos))
         self.received.append(
             message_from_bytes(envelope.original_content, policy=policy.default)  # type: ignore[arg-type]
         )

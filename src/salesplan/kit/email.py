@@ -70,6 +70,19 @@ def _local_part(local: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def smtp_address(value: str) -> str | None:
+    """The address as an SMTP envelope and an ASCII header carry it (no SMTPUTF8): the local
+    part as written, the domain in IDNA A-labels (`ada@Bücher.example` is
+    `ada@xn--bcher-kva.example`). None when that cannot be: a local part that is not ASCII,
+    a domain that is not a valid IDNA name."""
+    address = (parseaddr(value)[1] or value).strip()
+    local, at, domain = address.rpartition("@")
+    if not at or not local or not local.isascii():
+        return None
+    domain = _domain(domain)
+    return f"{local}@{domain}" if domain and domain.isascii() else None
+
+
 def _domain(domain: str) -> str:
     """The domain as DNS compares it: lower-case, IDNA A-labels (`bücher.example` is
     `xn--bcher-kva.example`), no trailing dot. A domain that is not a valid IDNA name (or a

@@ -14,6 +14,7 @@ from email.utils import formataddr, formatdate, parseaddr
 from salesplan.engage.delivery.dkim import DkimSigner
 from salesplan.engage.delivery.sealed import unseal
 from salesplan.engage.delivery.signing import click_url, open_url, unsubscribe_url
+from salesplan.kit.email import smtp_address
 from salesplan.models.engage_delivery import EngageMessage
 
 _HREF = re.compile(r"""(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?://[^"']+)\2""", re.IGNORECASE)
@@ -53,8 +54,10 @@ def _header(value: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _address(value: str) -> str:
+    """A header's mailbox: the display name encoded as RFC 2047 words, the address in ASCII
+    (its domain in IDNA A-labels, `kit.email.smtp_address`)."""
     name, address = parseaddr(" ".join(value.splitlines()))
-    return formataddr((name, address), charset="utf-8")
+    return formataddr((name, smtp_address(address) or address), charset="utf-8")
 
 
 def _part(subtype: str, content: str) -> bytes:

@@ -23,12 +23,17 @@ from salesplan.engage.delivery.integrations import slack_webhook_url
 from salesplan.engage.delivery.mime import build_email
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
+from salesplan.kit.email import smtp_address
 from salesplan.models.engage_delivery import EngageMessage
 
 SMTP_CONNECTIONS = 16
 # How long a throttled sender rests when the provider names no time.
 DEFAULT_PAUSE = timedelta(seconds=60)
 THROTTLE_CODES = frozenset({421, 451, 452})
+UNSENDABLE = (
+    "The address cannot be sent over SMTP: its local part is not ASCII (SMTPUTF8 is not used) "
+    "or its domain is not a valid IDNA name."
+)
 
 
 @dataclass
@@ -91,15 +96,21 @@ async def send_email_batch(
             for message in share:
                 if throttled:
                     break
+                recipient = smtp_address(message.to_address or "")
+                if recipient is None:  # one address that cannot go stops nothing else
+                    outcomes[message.id] = Outcome(message.id, "failed", UNSENDABLE)
+                    continue
                 try:
                     if client is None or not client.is_connected:
                         client = await _smtp_client(settings)
                     mail = build_email(message, settings.smtp_from, origin, key, signer)
-                    await client.sendmail(envelope_from, [message.to_address or ""], mail)
+                    await client.sendmail(envelope_from, [recipient], mail)
                     outcomes[message.id] = Outcome(message.id, "sent")
                     await on_sent(message)
                 except sealed.Unreadable:
                     outcomes[message.id] = Outcome(message.id, "failed", sealed.UNREADABLE)
+                except UnicodeError as exc:  # a header the message cannot carry in ASCII
+                    outcomes[message.id] = Outcome(message.id, "failed", f"{UNSENDABLE} ({exc})")
                 except (aiosmtplib.SMTPException, OSError, TimeoutError) as exc:
                     outcome = _smtp_outcome(message, exc)
                     outcomes[message.id] = outcome

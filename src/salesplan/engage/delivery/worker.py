@@ -113,10 +113,12 @@ class _SentRecorder:
                 await self._write([m for m, _ in group])
             except Exception as exc:
                 for _, done in group:
-                    done.set_exception(exc)
+                    if not done.done():  # a waiter that gave up (cancelled) is left alone
+                        done.set_exception(exc)
             else:
                 for _, done in group:
-                    done.set_result(None)
+                    if not done.done():
+                        done.set_result(None)
 
     async def _write(self, messages: list[EngageMessage]) -> None:
         sent_at = utcnow()
