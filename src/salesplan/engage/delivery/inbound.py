@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.engage.delivery import repository, sequence_repository
 from salesplan.engage.delivery.events import ReplyReceived, SuppressionCreated, message_changed
-from salesplan.engage.delivery.mail_bounds import bound_headers
+from salesplan.engage.delivery.mail_bounds import bound_message
 from salesplan.errors import ValidationFailed
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
@@ -146,9 +146,10 @@ async def receive_email(session: AsyncSession, organization_id: uuid.UUID, raw: 
 
 
 def read_email(raw: bytes) -> Inbound:
-    """Blocking: what the message says. Its header section is bounded first (mail_bounds:
-    fields, field length, addresses, encoded words, message ids), so the parser's cost is."""
-    mail = BytesParser(policy=policy.default).parsebytes(bound_headers(raw))
+    """Blocking: what the message says. Its header sections (its own, its MIME parts' and
+    its attached messages') are bounded first (mail_bounds: fields, field length, addresses,
+    encoded words, message ids, parts), so the parser's cost is."""
+    mail = BytesParser(policy=policy.default).parsebytes(bound_message(raw))
     if mail.get_content_type() == "multipart/report":
         report = str(mail.get_param("report-type") or "").lower()
         if report == "delivery-status":
