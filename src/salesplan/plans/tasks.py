@@ -102,7 +102,7 @@ async def update_task_at_once(
     plan or task, or an archived plan): then `update_task`, in a transaction, finds the
     exact answer. One round trip instead of four (BEGIN, lock and bump, UPDATE, COMMIT), and
     the plan's row lock held for one statement."""
-    sent: dict[str, Any] = body.sent()
+    sent = body.sent()
     if conn.dialect.name != "postgresql" or _may_be_refused(sent):
         return None
     # The statement does the bump itself; anything else following the write (a webhook's
@@ -186,7 +186,7 @@ async def update_task(
     milestone and the assignee (422). When something sent or the plan's state could be
     refused, the task's existence is read first; otherwise the UPDATE finding no row is the
     task's 404."""
-    sent: dict[str, Any] = body.sent()
+    sent = body.sent()
     params = _params(ctx, plan_id, task_id)
     plan = await writes.LOCK_AND_STAMP.fetchrow(conn, params)
     if plan is None:
