@@ -50,8 +50,10 @@ async def _refused(request: Request, session: AsyncSession, user: Any, org: uuid
 
 
 def _problem(exc: AppError) -> str:
-    unknown = exc.details.get("unknown") if isinstance(exc.details, dict) else None
-    return f"{exc.message}" if not unknown else f"Unknown event types: {', '.join(unknown)}"
+    unknown = exc.details.get("unknown")
+    if not isinstance(unknown, list) or not unknown:
+        return f"{exc.message}"
+    return f"Unknown event types: {', '.join(map(str, unknown))}"
 
 
 @router.post(PATH)
