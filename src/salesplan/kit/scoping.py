@@ -7,9 +7,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, TypeVarTuple
 
-from sqlalchemy import ColumnElement, Row, Select, Table, bindparam, select, update
+from sqlalchemy import ColumnElement, Row, Select, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import DeclarativeBase, QueryableAttribute
+from sqlalchemy.orm import QueryableAttribute
 
 from salesplan.errors import NotFound
 
@@ -24,15 +24,6 @@ AnyRow = Row[*tuple[Any, ...]]
 # A column to compare, sort or label: a table's (`Plan.__table__.c.name`, a label) or a mapped
 # class's attribute (`Account.created_at`).
 SqlColumn = ColumnElement[object] | QueryableAttribute[object]
-
-
-def table_of(model: type[DeclarativeBase]) -> Table:
-    """A mapped class's table, as a `Table` (SQLAlchemy types `__table__` as any FROM clause;
-    every model of ours maps one table)."""
-    table = model.__table__
-    if not isinstance(table, Table):
-        raise TypeError(f"{model.__name__} does not map a table.")
-    return table
 
 
 class TenantScope(Protocol):

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.repository import table_of
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import (
     AnyRow,
@@ -38,7 +39,6 @@ from salesplan.kit.scoping import (
     TenantScope,
     scoped,
     scoped_by_parameter,
-    table_of,
 )
 from salesplan.kit.search import contains_ci
 from salesplan.models.base import Base

@@ -28,12 +28,12 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.driver import DriverStatement
+from salesplan.kit.repository import table_of
 from salesplan.kit.scoping import (
     TenantScope,
     organization_parameter,
     scoped,
     scoped_by_parameter,
-    table_of,
 )
 from salesplan.models.base import Base
 from salesplan.models.crm import Account, BuyingGroup, Contact, Opportunity

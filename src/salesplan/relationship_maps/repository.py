@@ -30,8 +30,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import KeyedColumnElement
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.repository import Repository, sorts
-from salesplan.kit.scoping import AnySelect, scoped, table_of
+from salesplan.kit.repository import Repository, sorts, table_of
+from salesplan.kit.scoping import AnySelect, scoped
 from salesplan.models.crm import (
     Account,
     BuyingGroup,
