@@ -87,8 +87,8 @@ async def matching_account(
 
 
 def _default_group(
-    ctx: RequestContext, account_id: uuid.UUID, name: str, now: Any
-) -> dict[str, Any]:
+    ctx: RequestContext, account_id: uuid.UUID, name: str, now: datetime
+) -> dict[str, object]:
     return {
         "id": uuid7(),
         "organization_id": ctx.organization_id,
