@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
@@ -67,13 +67,13 @@ CAMPAIGNS: list[str | Enum] = ["engage-campaigns"]
 
 
 def _endpoint(
-    doc: str, run: Callable[..., Awaitable[Response]], **parameters: Any
+    doc: str, run: Callable[..., Awaitable[Response]], **parameters: object
 ) -> Callable[..., Awaitable[Response]]:
     """A route function whose parameters (FastAPI reads them from its signature) are
     `parameters`, name → annotation (or (annotation, default)) in order; it calls `run` with
     them as keywords."""
 
-    async def endpoint(**arguments: Any) -> Response:
+    async def endpoint(**arguments: object) -> Response:
         return await run(**arguments)
 
     endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -99,19 +99,19 @@ class Record:
     noun: str  # the operationIds' noun: createEngage<noun>, getEngage<noun>, …
     tags: list[str | Enum]
     out: type[BaseModel]
-    create: Callable[..., Awaitable[Any]]
-    get: Callable[..., Awaitable[Any]]
-    update: Callable[..., Awaitable[Any]]
+    create: Callable[..., Awaitable[object]]
+    get: Callable[..., Awaitable[object]]
+    update: Callable[..., Awaitable[object]]
     remove: Callable[..., Awaitable[None]] | None = None
     remove_verb: str = "archive"  # archive (DELETE archives) or delete (DELETE is permanent)
 
 
 def list_route(
     record: Record,
-    run: Callable[..., Awaitable[tuple[list[Any], Any]]],
+    run: Callable[..., Awaitable[tuple[Sequence[object], BaseModel]]],
     doc: str,
     sortable: tuple[str, ...],
-    **filters: tuple[Any, Any],
+    **filters: tuple[object, object],
 ) -> None:
     """`GET path`: a page of records. `filters` are its query parameters beside the shared
     list parameters (name → (annotation, default)), passed to `run` by the same names."""
@@ -121,7 +121,7 @@ def list_route(
         session: AsyncSession,
         codec: CursorCodec,
         params: ListParams,
-        **query: Any,
+        **query: object,
     ) -> Response:
         items, meta = await run(session, ctx, params, codec, **query)
         return page_response(record.out, items, meta)
