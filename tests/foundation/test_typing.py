@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 MAX_TYPE_IGNORES = 15
 ANY_BAR_PER_KB = 0.25
-MAX_ANY_PER_KB = 0.29  # ceiling of today's 0.286; lower it as lines go, down to the bar
+MAX_ANY_PER_KB = 0.27  # ceiling of today's 0.268; lower it as lines go, down to the bar
 
 _IGNORE = re.compile(r"#\s*type:\s*ignore")
 _ANY = re.compile(r"\bAny\b")
