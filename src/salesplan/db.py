@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from sqlalchemy import event
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
@@ -24,7 +25,12 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.pool import AsyncAdaptedQueuePool, StaticPool
+from sqlalchemy.pool import (
+    AsyncAdaptedQueuePool,
+    ConnectionPoolEntry,
+    PoolProxiedConnection,
+    StaticPool,
+)
 
 from salesplan.config import Settings
 from salesplan.kit.driver import closed_connection_error
@@ -37,7 +43,7 @@ log = logging.getLogger("salesplan.db")
 logging.getLogger("aiosqlite").setLevel(logging.INFO)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -46,7 +52,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def _sqlite_pool(settings: Settings) -> dict[str, Any]:
+def _sqlite_pool(settings: Settings) -> dict[str, object]:
     """A small pool for the embedded default. Opening a SQLite connection costs a file open, the
     pragmas and (with aiosqlite) a new thread: ~1 ms per request when every request opened its
     own. WAL lets the pooled connections read while one writes; busy_timeout queues writers.
@@ -103,7 +109,9 @@ def ping_when_idle(engine: AsyncEngine, idle_seconds: float) -> None:
     (DisconnectionError makes the pool retry with a new one). A connection killed while in
     use fails its request (503), and SQLAlchemy then renews the whole pool."""
 
-    def checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    def checkout(
+        dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection
+    ) -> None:
         last = record.info.get(_LAST_USED)
         if last is not None and time.monotonic() - last >= idle_seconds:
             try:
@@ -111,7 +119,7 @@ def ping_when_idle(engine: AsyncEngine, idle_seconds: float) -> None:
             except Exception as exc:
                 raise DisconnectionError(str(type(exc).__name__)) from exc
 
-    def checkin(_dbapi_connection: Any, record: Any) -> None:
+    def checkin(_dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry) -> None:
         record.info[_LAST_USED] = time.monotonic()
 
     event.listen(engine.sync_engine, "checkout", checkout)
@@ -350,7 +358,7 @@ def create_database(engine: AsyncEngine, handlers: EventHandlers) -> Database:
 
 RETRY_AFTER_SECONDS = 5
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 
 def read_only(endpoint: F) -> F:

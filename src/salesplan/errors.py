@@ -6,9 +6,19 @@ starts without FastAPI. The handlers that render them for HTTP are in `error_han
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict, Unpack
 
 log = logging.getLogger("salesplan.errors")
+
+
+class ErrorOptions(TypedDict, total=False):
+    """`AppError`'s keyword arguments, for the subclasses that pass them on."""
+
+    details: dict[str, object] | None
+    headers: dict[str, str] | None
+    status: int | None
+    code: str | None
 
 
 class AppError(Exception):
@@ -20,7 +30,7 @@ class AppError(Exception):
         self,
         message: str | None = None,
         *,
-        details: dict[str, Any] | None = None,
+        details: dict[str, object] | None = None,
         headers: dict[str, str] | None = None,
         status: int | None = None,
         code: str | None = None,
@@ -34,7 +44,7 @@ class AppError(Exception):
             self.code = code
         super().__init__(self.message)
 
-    def envelope(self) -> dict[str, Any]:
+    def envelope(self) -> dict[str, object]:
         return error_body(self.code, self.message, self.details)
 
 
@@ -54,7 +64,7 @@ class OrganizationRequired(AppError):
 class Unauthorized(AppError):
     status, code, message = 401, "unauthorized", "A valid bearer token is required."
 
-    def __init__(self, message: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, message: str | None = None, **kwargs: Unpack[ErrorOptions]) -> None:
         super().__init__(message, **kwargs)
         self.headers.setdefault("WWW-Authenticate", "Bearer")
 
@@ -97,7 +107,9 @@ class ServiceUnavailable(AppError):
     status, code = 503, "service_unavailable"
     message = "The service is temporarily unavailable; retry later."
 
-    def __init__(self, message: str | None = None, *, retry_after: int = 5, **kwargs: Any) -> None:
+    def __init__(
+        self, message: str | None = None, *, retry_after: int = 5, **kwargs: Unpack[ErrorOptions]
+    ) -> None:
         super().__init__(message, **kwargs)
         self.headers.setdefault("Retry-After", str(retry_after))
         self.details.setdefault("retryAfterSeconds", retry_after)
@@ -107,11 +119,13 @@ class ProviderError(AppError):
     status, code, message = 502, "provider_error", "The connected provider failed."
 
 
-def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+def error_body(
+    code: str, message: str, details: Mapping[str, object] | None = None
+) -> dict[str, object]:
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
-def _location(loc: tuple[Any, ...]) -> list[Any]:
+def _location(loc: tuple[object, ...]) -> list[object]:
     return [part for part in loc if part not in ("function-after", "function-before")]
 
 

@@ -8,12 +8,13 @@ import hashlib
 import logging
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.routing import BaseRoute, Match, Mount, Route
+from starlette.routing import BaseRoute, Match, Mount, Route, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from salesplan.accesslog import redact_path
@@ -167,12 +168,12 @@ class RouteIndex:
         return methods_of_path(self.candidates(path), scope)
 
 
-def route_index(router: Any) -> RouteIndex:
+def route_index(router: Router) -> RouteIndex:
     """The router's index (kept on it), rebuilt when routes were added (tests add probe
     routes)."""
     index: RouteIndex | None = getattr(router, "salesplan_route_index", None)
     if index is None or index.size != len(router.routes):
-        index = router.salesplan_route_index = RouteIndex(router.routes)
+        index = vars(router)["salesplan_route_index"] = RouteIndex(router.routes)
     return index
 
 
@@ -181,7 +182,7 @@ class _Unmatched(BaseRoute):
     A path some route answers with another method is the 405 with the full `Allow`; anything
     else (a slash to redirect, a 404) is left to the whole table, as before the index."""
 
-    def __init__(self, router: Any, full: ASGIApp) -> None:
+    def __init__(self, router: Router, full: ASGIApp) -> None:
         self.router = router
         self.full = full
 
@@ -200,10 +201,10 @@ class IndexedRouting:
     the router whose routes are the path's candidates, then `_Unmatched`. Installed in front
     of the router's own dispatch (`full`) by `install_route_index`."""
 
-    def __init__(self, router: Any, full: ASGIApp) -> None:
+    def __init__(self, router: Router, full: ASGIApp) -> None:
         self.router = router
         self.full = full
-        self._views: dict[int, Any] = {}
+        self._views: dict[int, Router] = {}
         self._shadowing: dict[int, list[Route]] = {}
         self._index: RouteIndex | None = None
 
@@ -229,7 +230,7 @@ class IndexedRouting:
         await view.app(scope, receive, send)
 
 
-def install_route_index(app: Any) -> None:
+def install_route_index(app: Starlette) -> None:
     """Route through the index when the framework lets us (`kit.adapters`); otherwise the
     router matches the whole table and `RequestMiddleware` answers every wrong method itself
     (`app.state.routes_indexed` False), so that the answers are the same."""
@@ -440,7 +441,7 @@ class RequestMiddleware:
         status: int,
         code: str,
         message: str,
-        details: dict[str, Any],
+        details: Mapping[str, object],
         headers: dict[str, str] | None = None,
     ) -> None:
         body = orjson.dumps(error_body(code, message, details))

@@ -2,8 +2,8 @@
 
 - `# type: ignore` comments in `src/`: at most `MAX_TYPE_IGNORES` (the bar; 54 before);
 - lines that name `Any`, per KB of source: at most `MAX_ANY_PER_KB`. The bar is 0.25 (polar's
-  server: 0.145); today's figure is the ceiling until the code reaches it, so that it only goes
-  down (a line that needs `Any` replaces one that no longer does).
+  server: 0.145), reached at 0.246 (0.526 before); the ceiling follows the figure down, so that
+  it only goes down (a line that needs `Any` replaces one that no longer does).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 MAX_TYPE_IGNORES = 15
 ANY_BAR_PER_KB = 0.25
-MAX_ANY_PER_KB = 0.55  # ceiling of today's 0.544; lower it as lines go, down to the bar
+MAX_ANY_PER_KB = 0.25  # the bar (today 0.246); lower it as lines go
 
 _IGNORE = re.compile(r"#\s*type:\s*ignore")
 _ANY = re.compile(r"\bAny\b")

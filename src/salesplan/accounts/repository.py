@@ -133,7 +133,7 @@ async def page(
         search is not None,
         updated_since is not None,
     )
-    values: dict[str, Any] = {"organization_id": ctx.organization_id}
+    values: dict[str, object] = {"organization_id": ctx.organization_id}
     if updated_since is not None:
         values["updated_since"] = updated_since
         params = changed_since(params, updated_since)

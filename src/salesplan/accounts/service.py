@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -87,8 +88,8 @@ async def matching_account(
 
 
 def _default_group(
-    ctx: RequestContext, account_id: uuid.UUID, name: str, now: Any
-) -> dict[str, Any]:
+    ctx: RequestContext, account_id: uuid.UUID, name: str, now: datetime
+) -> dict[str, object]:
     return {
         "id": uuid7(),
         "organization_id": ctx.organization_id,
@@ -164,7 +165,7 @@ async def delete_account(
 
 
 async def bulk_create_accounts(
-    session: AsyncSession, ctx: RequestContext, rows: list[Any]
+    session: AsyncSession, ctx: RequestContext, rows: Sequence[object]
 ) -> dict[str, Any]:
     """Create the valid rows, report every row (`kit.bulk`): owners checked in one query, then
     the accounts inserted in one statement and their default buying groups in one more."""

@@ -7,13 +7,15 @@ one pipeline of both transports."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, params
 from fastapi.routing import APIRoute
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from salesplan.auth.organization import (
     named_organization,
@@ -22,6 +24,7 @@ from salesplan.auth.organization import (
 )
 from salesplan.auth.principal import Principal, PrincipalContext, RequestContext
 from salesplan.auth.tokens import bearer_token, cached_principal, resolve_token
+from salesplan.config import Settings
 from salesplan.db_dependencies import check_available
 from salesplan.errors import Forbidden, RateLimited
 from salesplan.kit.uow import UnitOfWork
@@ -126,7 +129,7 @@ class Requirement:
         self.organization = organization
         self.user_token = user_token
 
-    async def __call__(self, request: Request) -> Any:
+    async def __call__(self, request: Request) -> PrincipalContext | RequestContext:
         # No session of its own: a cached principal costs no database work, and a token
         # looked up goes through a short session of its own (`authenticate_request`).
         state = request.scope.setdefault("state", {})
@@ -140,7 +143,7 @@ class Requirement:
 async def authorize(
     requirement: Requirement,
     access: Access,
-    state: dict[str, Any],
+    state: dict[str, object],
     limiter: RateLimiter,
     *,
     request: Request | None = None,
@@ -191,17 +194,17 @@ def require(
     group: str,
     *,
     user_token: bool = False,
-) -> Any:
+) -> params.Depends:
     """`ctx: Annotated[RequestContext, require("plans:read", "plans")]`."""
     return Depends(Requirement(scope, group, user_token=user_token))
 
 
-def require_principal(scope: str | None, group: str) -> Any:
+def require_principal(scope: str | None, group: str) -> params.Depends:
     """For organization-level routes: `Annotated[PrincipalContext, require_principal(...)]`."""
     return Depends(Requirement(scope, group, organization=False))
 
 
-def public(group: Literal["foundation"] = "foundation") -> dict[str, Any]:
+def public(group: Literal["foundation"] = "foundation") -> dict[str, object]:
     """`openapi_extra` for a public operation (no auth, no rate limit)."""
     return {"x-scopes": [], "x-rate-limit-group": group, "x-public": True}
 
@@ -210,8 +213,8 @@ def limit_by_ip(
     endpoint: str,
     refusal: Callable[[RateLimited], Exception] | None = None,
     *,
-    per_minute: Callable[[Any], int] | None = None,
-) -> Any:
+    per_minute: Callable[[Settings], int] | None = None,
+) -> params.Depends:
     """A dependency for unauthenticated endpoints: spend one unit of the per-IP limit.
     `refusal` turns the 429 into the endpoint's own error shape (OAuth answers RFC 6749 bodies);
     without it the ErrorEnvelope is raised. `per_minute(settings)` is the endpoint's own limit
@@ -242,18 +245,20 @@ class AuthorizedBeforeBody:
     route's own dependency finds it instead of running the pipeline again; a transport that
     authorized already (MCP) is not authorized twice."""
 
-    def __init__(self, app: Any, requirement: Requirement) -> None:
+    def __init__(self, app: ASGIApp, requirement: Requirement) -> None:
         self.app = app
         self.requirement = requirement
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state = scope.setdefault("state", {})
         if AUTHORIZED not in state:
             state[AUTHORIZED] = await self.requirement(Request(scope, receive))
         await self.app(scope, receive, send)
 
 
-def authorize_before_bodies(routes: Any, requirement_of: Callable[[Any], Any]) -> int:
+def authorize_before_bodies(
+    routes: Iterable[BaseRoute], requirement_of: Callable[[APIRoute], Requirement | None]
+) -> int:
     """Put every route that reads a body behind its requirement (`AuthorizedBeforeBody`);
     answers how many. `requirement_of(route)` finds a route's Requirement (or None)."""
     count = 0

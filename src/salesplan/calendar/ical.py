@@ -7,10 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 import recurring_ical_events
-from icalendar import Calendar, Event, vCalAddress, vText
+from icalendar import Calendar, Component, Event, vCalAddress, vText
+
+
+class Attendee(TypedDict):
+    email: str
+    name: str | None
+    status: str
 
 
 @dataclass
@@ -23,7 +29,7 @@ class Instance:
     start: datetime
     end: datetime
     all_day: bool
-    attendees: list[dict[str, Any]] = field(default_factory=list)
+    attendees: list[Attendee] = field(default_factory=list)
     organizer_email: str | None = None
 
 
@@ -35,18 +41,18 @@ def _aware(value: date | datetime) -> tuple[datetime, bool]:
     return datetime.combine(value, time(0), tzinfo=UTC), True
 
 
-def _email(address: Any) -> str | None:
+def _email(address: object) -> str | None:
     text = str(address or "").strip()
     if text.lower().startswith("mailto:"):
         text = text[7:]
     return text.lower() or None
 
 
-def _attendees(component: Any) -> list[dict[str, Any]]:
+def _attendees(component: Component) -> list[Attendee]:
     raw = component.get("ATTENDEE")
     if raw is None:
         return []
-    out = []
+    out: list[Attendee] = []
     for att in raw if isinstance(raw, list) else [raw]:
         email = _email(att)
         if not email:
@@ -62,7 +68,7 @@ def _attendees(component: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _text(component: Any, name: str) -> str | None:
+def _text(component: Component, name: str) -> str | None:
     value = component.get(name)
     return None if value is None else str(value)
 
@@ -109,7 +115,7 @@ class OccurrenceMissing(ValueError):
     """The object holds neither the series nor an override of the occurrence."""
 
 
-def recurrence_key_of(component: Any) -> str:
+def recurrence_key_of(component: Component) -> str:
     """The `recurrence_key` of an override (its RECURRENCE-ID as a UTC instant), as
     `parse_instances` gives it."""
     return _aware(component.decoded("RECURRENCE-ID"))[0].isoformat()
@@ -122,7 +128,7 @@ _SERIES_ONLY = (
 )
 
 
-def _override(master: Any, recurrence_key: str, start: datetime, end: datetime) -> Any:
+def _override(master: Component, recurrence_key: str, start: datetime, end: datetime) -> Component:
     """A new override of the occurrence `recurrence_key` of `master`: the series' properties,
     its RECURRENCE-ID in the value type (and zone) of the series' DTSTART, RFC 5545 §3.8.4.4."""
     override = Event.from_ical(master.to_ical())
@@ -147,8 +153,8 @@ def _override(master: Any, recurrence_key: str, start: datetime, end: datetime) 
 
 
 def _targets(
-    cal: Any, uid: str, recurrence_key: str, start: datetime | None, end: datetime | None
-) -> list[Any]:
+    cal: Calendar, uid: str, recurrence_key: str, start: datetime | None, end: datetime | None
+) -> list[Component]:
     """The VEVENTs an update of (uid, recurrence_key) edits, an override added when needed."""
     mine = [c for c in cal.walk("VEVENT") if str(c.get("UID")) == uid]
     if not recurrence_key:

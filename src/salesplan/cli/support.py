@@ -13,9 +13,9 @@ import json
 import re
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 
 import typer
 from rich.console import Console
@@ -37,7 +37,7 @@ OrgOpt = Annotated[str, typer.Option("--org", metavar="ORG_ID", help="Organizati
 UserOpt = Annotated[str, typer.Option("--user", metavar="USER_ID", help="User id.")]
 
 
-def emit(data: dict[str, Any], title: str = "") -> None:
+def emit(data: Mapping[str, object], title: str = "") -> None:
     """JSON when piped, a table on a terminal."""
     if not sys.stdout.isatty():
         print(json.dumps(data, default=str))
@@ -45,7 +45,7 @@ def emit(data: dict[str, Any], title: str = "") -> None:
     Console().print(_records([data], title))
 
 
-def emit_rows(rows: list[dict[str, Any]], title: str) -> None:
+def emit_rows(rows: Sequence[Mapping[str, object]], title: str) -> None:
     """A JSON array when piped; on a terminal a table with a header row, or, when its ids would
     not fit the terminal's width whole, one name/value block per row (ids are never cut: they
     are what the README says to copy)."""
@@ -76,7 +76,7 @@ def emit_rows(rows: list[dict[str, Any]], title: str) -> None:
 _ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     """A list of ids one a line (each whole), other lists space-separated; None as nothing."""
     if value is None:
         return ""
@@ -98,7 +98,7 @@ def _whole_width(column: str, values: list[str]) -> int:
     return 0
 
 
-def _records(rows: list[dict[str, Any]], title: str) -> Table:
+def _records(rows: Sequence[Mapping[str, object]], title: str) -> Table:
     """Name/value blocks, one per row: the values fold onto more lines, never cut."""
     table = Table(title=title or None, show_header=False)
     table.add_column(no_wrap=True)
@@ -240,7 +240,7 @@ def wired_when_used() -> EventHandlers:
     return WiredWhenUsed()
 
 
-def run_on_database(work: Coroutine[Any, Any, T], settings: Settings) -> T:
+def run_on_database(work: Coroutine[object, None, T], settings: Settings) -> T:
     """Run `work`: AppErrors, and a database that is missing, unreachable or not migrated, are
     one `error:` line and exit 1 — never a traceback."""
     import asyncio

@@ -5,6 +5,7 @@ per-step counts. Starting, sending and the steps' schedule are the delivery side
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -71,7 +72,7 @@ async def get_campaign(
 
 def _flow_problems(
     flow: FlowIn, templates: dict[uuid.UUID, str]
-) -> tuple[str, dict[str, Any]] | None:
+) -> tuple[str, dict[str, object]] | None:
     """The first step whose template is missing (or archived) or of another channel."""
     for index, step in enumerate(flow.steps):
         field = f"flow.steps[{index}].templateId"
@@ -89,7 +90,7 @@ def _flow_problems(
     return None
 
 
-def _window_problem(window: SendWindowIn | None) -> tuple[str, dict[str, Any]] | None:
+def _window_problem(window: SendWindowIn | None) -> tuple[str, dict[str, object]] | None:
     """A send window's semantic errors (contract §14, a 422): an unknown time zone, an end
     equal to the start (a window crossing midnight, end before start, is fine)."""
     if window is None:
@@ -118,7 +119,7 @@ def _check_window(window: SendWindowIn | None) -> None:
         raise Unprocessable(problem[0], details=problem[1])
 
 
-def _flow_wire(flow: FlowIn) -> dict[str, Any]:
+def _flow_wire(flow: FlowIn) -> dict[str, object]:
     return flow.model_dump(mode="json", by_alias=True)
 
 
@@ -195,12 +196,14 @@ async def update_campaign(
     return campaign
 
 
-def _row_failure(index: int, status: int, code: str, message: str, details: Any) -> dict[str, Any]:
+def _row_failure(
+    index: int, status: int, code: str, message: str, details: object
+) -> dict[str, object]:
     error = {"code": code, "message": message, "details": details}
     return {"index": index, "status": status, "error": error}
 
 
-def _parse_row(index: int, raw: Any) -> CampaignIn | dict[str, Any]:
+def _parse_row(index: int, raw: object) -> CampaignIn | dict[str, object]:
     """The row as a campaign, or its 400 result."""
     try:
         if not isinstance(raw, dict):
@@ -220,11 +223,11 @@ def _parse_row(index: int, raw: Any) -> CampaignIn | dict[str, Any]:
 
 
 async def bulk_create_campaigns(
-    session: AsyncSession, ctx: RequestContext, rows: list[Any]
-) -> dict[str, Any]:
+    session: AsyncSession, ctx: RequestContext, rows: Sequence[object]
+) -> dict[str, object]:
     """Create the valid rows, report every row: one query for every referenced template, one
     INSERT for every valid campaign."""
-    results: list[dict[str, Any] | None] = [None] * len(rows)
+    results: list[dict[str, object] | None] = [None] * len(rows)
     valid: list[tuple[int, CampaignIn]] = []
     for index, raw in enumerate(rows):
         parsed = _parse_row(index, raw)
@@ -300,7 +303,7 @@ async def get_job(
 
 async def campaign_status(
     session: AsyncSession, ctx: RequestContext, campaign_id: uuid.UUID
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Counts per step and state, in one GROUP BY."""
     campaigns = CampaignRepository(session, ctx)
     campaign = await campaigns.get(campaign_id)

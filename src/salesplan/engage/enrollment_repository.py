@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    SQLColumnExpression,
     and_,
     case,
     exists,
@@ -30,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.fields import stored_instant
-from salesplan.kit.scoping import AnySelect, OrgScope, in_organization, scoped
+from salesplan.kit.scoping import AnyRow, AnySelect, OrgScope, in_organization, scoped
 from salesplan.kit.search import contains_ci
 from salesplan.models.crm import Contact
 from salesplan.models.engage import (
@@ -79,7 +80,9 @@ def _uuids(values: object) -> list[uuid.UUID]:
     return found
 
 
-def audience_of_list(lst: EngageList, *columns: Any) -> AnySelect:
+def audience_of_list(
+    lst: EngageList, *columns: SQLColumnExpression[object] | type[Contact]
+) -> AnySelect:
     """The list's contacts (live, same organization); `columns` default to the Contact entity."""
     stmt = scoped(select(*(columns or (Contact,))), lst, Contact).where(
         Contact.archived_at.is_(None)
@@ -93,7 +96,9 @@ def audience_of_list(lst: EngageList, *columns: Any) -> AnySelect:
 
 
 def audience_of_ids(
-    organization_id: uuid.UUID, contact_ids: list[uuid.UUID], *columns: Any
+    organization_id: uuid.UUID,
+    contact_ids: list[uuid.UUID],
+    *columns: SQLColumnExpression[object] | type[Contact],
 ) -> AnySelect:
     return scoped(select(*(columns or (Contact,))), OrgScope(organization_id), Contact).where(
         Contact.archived_at.is_(None),
@@ -169,7 +174,7 @@ async def job_of_worker(
     return found
 
 
-async def next_contacts(session: AsyncSession, job: EngageEnrollmentJob, size: int) -> list[Any]:
+async def next_contacts(session: AsyncSession, job: EngageEnrollmentJob, size: int) -> list[AnyRow]:
     """The job's next `size` contacts after its cursor (by id), each with the flags that
     decide a skip: (id, email, suppressed, enrolled). Empty when its list is gone."""
     suppressed = exists().where(
@@ -202,13 +207,13 @@ async def next_contacts(session: AsyncSession, job: EngageEnrollmentJob, size: i
     return list((await session.execute(stmt.order_by(Contact.id).limit(size))).all())
 
 
-async def insert_enrollments(session: AsyncSession, rows: list[dict[str, Any]]) -> int:
+async def insert_enrollments(session: AsyncSession, rows: list[dict[str, object]]) -> int:
     """One INSERT … VALUES (…), (…) … of the whole batch (SQLAlchemy's "insertmanyvalues":
     compiled once and cached, unlike a literal multi-row `.values([...])`); contacts already
     in the campaign are left alone. Answers how many were inserted."""
-    dialect: Any = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    postgres = session.get_bind().dialect.name == "postgresql"
     stmt = (
-        dialect.insert(EngageEnrollment)
+        (postgresql.insert if postgres else sqlite.insert)(EngageEnrollment)
         .on_conflict_do_nothing(index_elements=["campaign_id", "contact_id"])
         .returning(EngageEnrollment.contact_id)
     )
@@ -228,7 +233,7 @@ async def record_batch(
 ) -> None:
     """The job's counters and cursor after a batch; a finished job is `completed` (its total
     what it processed: a dynamic list may have changed since the job was queued)."""
-    values: dict[str, Any] = {
+    values: dict[str, object] = {
         "processed": Job.processed + processed,
         "enrolled": Job.enrolled + inserted,
         "skipped": Job.skipped + (processed - inserted),

@@ -67,7 +67,7 @@ class Rendered:
 
 def merge_context(
     contact: Any, account: Any | None, sender: Any | None, organization: Any | None
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, dict[str, object]]:
     """What `{{ contact.firstName }}`, `{{ account.name }}`, `{{ sender.fullName }}` … see."""
     return {
         "contact": {
@@ -113,7 +113,7 @@ class Job:
     subject: str | None
     body: str
     body_html: str | None
-    context: dict[str, dict[str, Any]]
+    context: dict[str, dict[str, object]]
 
 
 class _Child:
@@ -134,7 +134,7 @@ class _Child:
         self.fd = self.process.stdout.fileno()
         self.buffer = b""
 
-    def send(self, payload: dict[str, Any]) -> None:
+    def send(self, payload: dict[str, object]) -> None:
         data = orjson.dumps(payload)
         view = memoryview(struct.pack(">I", len(data)) + data)
         while view:
@@ -263,7 +263,7 @@ async def render(
     subject: str | None,
     body: str,
     body_html: str | None,
-    context: dict[str, dict[str, Any]],
+    context: dict[str, dict[str, object]],
 ) -> Rendered:
     """One render; a 422 (`RenderFailure.error`) when it stops."""
     (result,) = await render_many([Job(subject, body, body_html, context)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Iterable
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select
@@ -104,14 +105,12 @@ class ListRepository(EngageRepository[EngageList]):
         ], meta
 
     async def add_members(
-        self, lst: EngageList, contact_ids: Iterable[uuid.UUID], added_at: Any
+        self, lst: EngageList, contact_ids: Iterable[uuid.UUID], added_at: datetime
     ) -> int:
         """INSERT … ON CONFLICT DO NOTHING; the number of contacts that were not members yet."""
-        dialect: Any = (
-            postgresql if self.session.get_bind().dialect.name == "postgresql" else sqlite
-        )
+        postgres = self.session.get_bind().dialect.name == "postgresql"
         stmt = (
-            dialect.insert(EngageListMember)
+            (postgresql.insert if postgres else sqlite.insert)(EngageListMember)
             .on_conflict_do_nothing()
             .values(
                 [

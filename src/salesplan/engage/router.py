@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
@@ -76,16 +76,16 @@ class Record:
     noun: str  # the operationIds' noun: createEngage<noun>, getEngage<noun>, …
     tags: list[str | Enum]
     out: type[BaseModel]
-    create: Callable[..., Awaitable[Any]]
-    get: Callable[..., Awaitable[Any]]
-    update: Callable[..., Awaitable[Any]]
+    create: Callable[..., Awaitable[object]]
+    get: Callable[..., Awaitable[object]]
+    update: Callable[..., Awaitable[object]]
     remove: Callable[..., Awaitable[None]] | None = None
     remove_verb: str = "archive"  # archive (DELETE archives) or delete (DELETE is permanent)
 
 
 def list_route(
     record: Record,
-    run: Callable[..., Awaitable[tuple[list[Any], Any]]],
+    run: Callable[..., Awaitable[tuple[Sequence[object], BaseModel]]],
     doc: str,
     sortable: tuple[str, ...],
     **filters: Default,
@@ -98,7 +98,7 @@ def list_route(
         session: AsyncSession,
         codec: CursorCodec,
         params: ListParams,
-        **query: Any,
+        **query: object,
     ) -> Response:
         items, meta = await run(session, ctx, params, codec, **query)
         return page_response(record.out, items, meta)

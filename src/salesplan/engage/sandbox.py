@@ -25,10 +25,12 @@ import signal
 import struct
 import sys
 from collections import OrderedDict
-from typing import Any
+from types import FrameType
+from typing import Any, BinaryIO
 
 from jinja2 import ChainableUndefined, Template
 from jinja2.exceptions import TemplateError
+from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 TOO_EXPENSIVE = "template_too_expensive"
@@ -56,13 +58,13 @@ _unknown: list[str] = []
 _parents: dict[int, str] = {}
 
 
-def _size(value: Any) -> int:
+def _size(value: object) -> int:
     if isinstance(value, str | bytes | list | tuple):
         return len(value)
     return 0
 
 
-def _check_binop(op: str, left: Any, right: Any) -> None:
+def _check_binop(op: str, left: object, right: object) -> None:
     """Refuse before computing what would be over the budget."""
     limit = _budget["limit"]
     if op == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
@@ -76,7 +78,7 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
                 if size * max(times, 0) > cap:
                     raise OverBudget("the template builds a value over its output budget")
         both_int = isinstance(left, int) and isinstance(right, int)
-        if both_int and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+        if both_int and _bits(left) + _bits(right) > MAX_INT_BITS:
             raise OverBudget("an integer in the template is too large")
     elif op == "+":
         cap = MAX_ITEMS if isinstance(left, list | tuple) else limit
@@ -90,13 +92,17 @@ def _check_binop(op: str, left: Any, right: Any) -> None:
                     raise OverBudget("the template builds a value over its output budget")
 
 
+def _bits(value: object) -> int:
+    return value.bit_length() if isinstance(value, int) else 0
+
+
 _PRINTF = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 
 class Sandbox(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "+", "%", "//"})
 
-    def call_binop(self, context: Any, operator_: str, left: Any, right: Any) -> Any:
+    def call_binop(self, context: Context, operator_: str, left: object, right: object) -> object:
         _check_binop(operator_, left, right)
         result = super().call_binop(context, operator_, left, right)
         if isinstance(result, str) and len(result) > _budget["limit"]:
@@ -134,7 +140,9 @@ def _compiled(source: str, html: bool) -> Template:
     return found
 
 
-def _render_one(source: str | None, html: bool, values: dict[str, Any], spent: list[int]) -> Any:
+def _render_one(
+    source: str | None, html: bool, values: dict[str, dict[str, object]], spent: list[int]
+) -> str | None:
     if source is None:
         return None
     limit = _budget["limit"]
@@ -147,7 +155,7 @@ def _render_one(source: str | None, html: bool, values: dict[str, Any], spent: l
     return "".join(chunks)
 
 
-def render_job(job: dict[str, Any]) -> dict[str, Any]:
+def render_job(job: dict[str, Any]) -> dict[str, object]:
     """One job, its time already armed by the caller."""
     _unknown.clear()
     context = job["context"]
@@ -181,11 +189,11 @@ def render_job(job: dict[str, Any]) -> dict[str, Any]:
         _parents.clear()
 
 
-def _on_alarm(_signum: int, _frame: Any) -> None:
+def _on_alarm(_signum: int, _frame: FrameType | None) -> None:
     raise OverBudget("the template ran over 1 s")
 
 
-def _read_exactly(stream: Any, size: int) -> bytes | None:
+def _read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     data = b""
     while len(data) < size:
         chunk = stream.read(size - len(data))
@@ -195,7 +203,7 @@ def _read_exactly(stream: Any, size: int) -> bytes | None:
     return data
 
 
-def _write(stream: Any, payload: dict[str, Any]) -> None:
+def _write(stream: BinaryIO, payload: dict[str, object]) -> None:
     data = json.dumps(payload).encode()
     stream.write(struct.pack(">I", len(data)) + data)
     stream.flush()

@@ -20,7 +20,6 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime
 from email.utils import parseaddr
-from typing import Any
 
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -33,6 +32,7 @@ from salesplan.feed.ingest_repository import Incoming, add_participants, record,
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
 from salesplan.kit.events import emit
+from salesplan.kit.scoping import AnyRow
 from salesplan.models.engage_delivery import EngageMessage
 
 __all__ = [
@@ -111,7 +111,7 @@ def _replies_received(conn: Connection, reply_ids: list[uuid.UUID]) -> None:
             emit(conn, FeedMessageReceived(r.organization_id, message_id))
 
 
-def _reply_message(r: Any) -> Incoming:
+def _reply_message(r: AnyRow) -> Incoming:
     return Incoming(
         organization_id=r.organization_id,
         kind="email",
@@ -150,14 +150,14 @@ async def messages_sent(conn: AsyncConnection, events: Sequence[MessageSent]) ->
         await conn.run_sync(engage_messages_sent, messages, sent_at, sender)
 
 
-def _event_people(e: Any) -> list[tuple[str, str | None]]:
+def _event_people(e: AnyRow) -> list[tuple[str, str | None]]:
     people = [(str(a.get("email") or ""), a.get("name")) for a in e.attendees or []]
     if e.organizer_email:
         people.append((e.organizer_email, None))
     return people
 
 
-def _meeting_message(e: Any) -> Incoming:
+def _meeting_message(e: AnyRow) -> Incoming:
     return Incoming(
         organization_id=e.organization_id,
         kind="calendar",

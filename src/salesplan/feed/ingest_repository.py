@@ -12,16 +12,27 @@ import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from sqlalchemy import Connection, Row, bindparam, case, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Executable,
+    Table,
+    Update,
+    bindparam,
+    case,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.email import mailbox
 from salesplan.kit.ids import uuid7
 from salesplan.kit.repository import table_of
-from salesplan.kit.scoping import OrgScope, in_organization, organization_parameter
+from salesplan.kit.scoping import AnyRow, OrgScope, in_organization, organization_parameter
 from salesplan.models.calendar import CalendarEvent
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
 from salesplan.models.feed import FeedMessage, FeedParticipant, FeedThread
@@ -54,11 +65,11 @@ class Incoming:
 
 
 class _Statements(NamedTuple):
-    new_thread: Any
-    thread_id: Any
-    new_message: Any
-    participants: Any
-    bump_thread: dict[str, Any]  # by the message's direction: its thread's counters
+    new_thread: Executable
+    thread_id: Executable
+    new_message: Executable
+    participants: Executable
+    bump_thread: dict[str, Update]  # by the message's direction: its thread's counters
 
 
 @functools.cache
@@ -66,10 +77,9 @@ def _statements(dialect: str) -> _Statements:
     """The statements that record a message, built once per dialect and run with parameter
     dicts: building a statement with its values inline (and its cache key) cost more than
     running it, and the delivery worker records every sent e-mail here (bench/delivery.py)."""
-    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
     t = _THREADS.c
     return _Statements(
-        new_thread=insert(_THREADS)
+        new_thread=_upsert(dialect, _THREADS)
         .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
         .returning(t.id),
         thread_id=select(t.id).where(
@@ -77,23 +87,28 @@ def _statements(dialect: str) -> _Statements:
             t.kind == bindparam("p_kind"),
             t.thread_key == bindparam("p_key"),
         ),
-        new_message=insert(_MESSAGES)
+        new_message=_upsert(dialect, _MESSAGES)
         .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
         .returning(_MESSAGES.c.id),
-        participants=insert(_PARTICIPANTS).on_conflict_do_nothing(
+        participants=_upsert(dialect, _PARTICIPANTS).on_conflict_do_nothing(
             index_elements=["thread_id", "email"]
         ),
         bump_thread={d: _count_statement(d) for d in ("inbound", "outbound")},
     )
 
 
-def _count_statement(direction: str) -> Any:
+def _upsert(dialect: str, table: Table) -> postgresql.Insert | sqlite.Insert:
+    """INSERT into `table` on the dialect's own insert (both have ON CONFLICT)."""
+    return postgresql.insert(table) if dialect == "postgresql" else sqlite.insert(table)
+
+
+def _count_statement(direction: str) -> Update:
     """A new message in an existing thread: its counters, latest activity and snippet move."""
     t = _THREADS.c
     at = bindparam("p_at", type_=t.last_activity_at.type)
     newer = t.last_activity_at <= at
     column = t.last_inbound_at if direction == "inbound" else t.last_outbound_at
-    values: dict[str, Any] = {
+    values: dict[str, ColumnElement[object]] = {
         "message_count": t.message_count + 1,
         "last_activity_at": case((newer, at), else_=t.last_activity_at),
         "snippet": case(
@@ -316,20 +331,18 @@ def record_sent_mails(
 
 
 @functools.cache
-def _new_threads_statement(dialect: str) -> Any:
-    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
+def _new_threads_statement(dialect: str) -> Executable:
     return (
-        insert(_THREADS)
+        _upsert(dialect, _THREADS)
         .on_conflict_do_nothing(index_elements=["organization_id", "kind", "thread_key"])
         .returning(_THREADS.c.id, _THREADS.c.organization_id, _THREADS.c.thread_key)
     )
 
 
 @functools.cache
-def _new_messages_statement(dialect: str) -> Any:
-    insert: Any = (postgresql if dialect == "postgresql" else sqlite).insert
+def _new_messages_statement(dialect: str) -> Executable:
     return (
-        insert(_MESSAGES)
+        _upsert(dialect, _MESSAGES)
         .on_conflict_do_nothing(index_elements=["organization_id", "source_key"])
         .returning(_MESSAGES.c.source_key)
     )
@@ -338,7 +351,7 @@ def _new_messages_statement(dialect: str) -> Any:
 # -- the sources the domain events name ---------------------------------------------------------
 
 
-def replies(conn: Connection, reply_ids: Sequence[uuid.UUID]) -> list[Row[Any]]:
+def replies(conn: Connection, reply_ids: Sequence[uuid.UUID]) -> list[AnyRow]:
     """The engage replies of `reply_ids` as stored (columns by name), each with the Message-ID
     of the message it answers (`answered_key`, None when it answers none), in that order."""
     r = _REPLIES.c
@@ -351,7 +364,7 @@ def replies(conn: Connection, reply_ids: Sequence[uuid.UUID]) -> list[Row[Any]]:
     return [by_id[i] for i in reply_ids if i in by_id]
 
 
-def calendar_events(conn: Connection, event_ids: Sequence[uuid.UUID]) -> list[Row[Any]]:
+def calendar_events(conn: Connection, event_ids: Sequence[uuid.UUID]) -> list[AnyRow]:
     """The calendar events of `event_ids` as stored (columns by name), in that order (an
     event removed meanwhile is left out)."""
     stmt = select(_EVENTS).where(_EVENTS.c.id.in_(list(event_ids)))

@@ -14,7 +14,8 @@ from sqlalchemy import (
     CompoundSelect,
     Connection,
     Date,
-    Select,
+    Row,
+    SQLColumnExpression,
     and_,
     case,
     cast,
@@ -36,7 +37,8 @@ from salesplan.calendar.visibility import reads_teammates
 from salesplan.feed.domains import PUBLIC_MAILBOX_PROVIDERS
 from salesplan.kit.pagination import CursorCodec, ListParams, ordered_part, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import OrgScope, TenantScope, in_organization, scoped
+from salesplan.kit.scoping import AnyRow, AnySelect, OrgScope, TenantScope, in_organization, scoped
+from salesplan.models.base import Base
 from salesplan.models.calendar import CalendarActionItem, CalendarEvent
 from salesplan.models.crm import Account, Contact
 from salesplan.models.engage_delivery import EngageMessage, EngageReply
@@ -54,7 +56,7 @@ COUNTS = ("sent", "answered", "received", "replies", "meetings", "slack")
 # -- own domains ------------------------------------------------------------------------------
 
 
-def email_domain(dialect: str, column: Any) -> Any:
+def email_domain(dialect: str, column: SQLColumnExpression[str]) -> ColumnElement[str]:
     """The lower-cased domain of an e-mail address column, in SQL."""
     if dialect == "postgresql":
         return func.split_part(func.lower(column), "@", 2)
@@ -174,11 +176,11 @@ async def inbox_page(
     come (keyed `NOT_YET`)."""
     t = FeedThread
 
-    def part(happened: bool) -> Any:
+    def part(happened: bool) -> AnySelect:
         """The threads whose latest activity has happened, keyed by it; or whose only activity
         is still to come (a future meeting), keyed `NOT_YET`: after everything that happened."""
         key = t.last_activity_at if happened else literal(NOT_YET, t.last_activity_at.type)
-        stmt: Any = scoped(
+        stmt = scoped(
             select(
                 t.id.label("id"),
                 t.kind.label("kind"),
@@ -211,7 +213,9 @@ async def inbox_page(
     )
 
 
-async def participants(session: AsyncSession, thread_ids: list[uuid.UUID]) -> list[Any]:
+async def participants(
+    session: AsyncSession, thread_ids: list[uuid.UUID]
+) -> list[Row[uuid.UUID, str, str | None]]:
     """(thread_id, email, name) of the threads' participants (threads already scoped)."""
     if not thread_ids:
         return []
@@ -266,7 +270,9 @@ def _postgres(session: AsyncSession) -> bool:
     return session.get_bind().dialect.name == "postgresql"
 
 
-def _bucket(session: AsyncSession, column: Any, granularity: str) -> Any:
+def _bucket(
+    session: AsyncSession, column: SQLColumnExpression[datetime | None], granularity: str
+) -> ColumnElement[object]:
     """The bucket's first day (PostgreSQL: a date; SQLite: text `YYYY-MM-DD`), computed by the
     database, in UTC."""
     if _postgres(session):
@@ -279,7 +285,11 @@ def _bucket(session: AsyncSession, column: Any, granularity: str) -> Any:
     return func.date(column)
 
 
-def _seconds(session: AsyncSession, later: Any, earlier: Any) -> Any:
+def _seconds(
+    session: AsyncSession,
+    later: SQLColumnExpression[datetime | None],
+    earlier: SQLColumnExpression[datetime | None],
+) -> SQLColumnExpression[float]:
     if _postgres(session):
         return func.extract("epoch", later - earlier)
     return (func.julianday(later) - func.julianday(earlier)) * 86400.0
@@ -292,14 +302,19 @@ async def analytics_rows(
     lo: datetime,
     hi: datetime,
     granularity: Literal["day", "week"],
-) -> list[Any]:
+) -> list[AnyRow]:
     """Counts by bucket (`b`, then one column per `COUNTS`, then the median first response),
     in one statement (one pass over each source, through its (organization, time) index):
     e-mail and Slack of the organization, meetings of the caller (their calendar)."""
     zero = literal(0)
 
-    def part(column: Any, model: Any, where: list[Any], **flags: Any) -> Select[Any]:
-        cols = [_bucket(session, column, granularity).label("b")]
+    def part(
+        column: SQLColumnExpression[datetime | None],
+        model: type[Base],
+        where: list[ColumnElement[bool]],
+        **flags: ColumnElement[int] | Literal[True],
+    ) -> AnySelect:
+        cols: list[SQLColumnExpression[object]] = [_bucket(session, column, granularity).label("b")]
         for name in COUNTS:
             value = flags.get(name, zero)
             cols.append((literal(1) if value is True else value).label(name))
@@ -340,7 +355,7 @@ async def analytics_rows(
         EngageMessage.replied_at.is_not(None),
     ]
     if _postgres(session):
-        median_stmt: Select[Any] = select(func.percentile_cont(0.5).within_group(delay)).where(
+        median_stmt: AnySelect = select(func.percentile_cont(0.5).within_group(delay)).where(
             *answered_filter
         )
     else:
@@ -457,7 +472,7 @@ async def attention_page(
     )
 
 
-def _since_text(session: AsyncSession, stmt: Any, *, is_date: bool = False) -> Any:
+def _since_text(session: AsyncSession, stmt: AnySelect, *, is_date: bool = False) -> AnySelect:
     """`since` as ISO text `YYYY-MM-DDTHH:MM:SS` (UTC) on both engines."""
     sub = stmt.subquery()
     col = sub.c.since
@@ -472,7 +487,9 @@ def _since_text(session: AsyncSession, stmt: Any, *, is_date: bool = False) -> A
     return select(sub.c.kind, sub.c.etype, sub.c.eid, value.label("since"), sub.c.label)
 
 
-async def message_row(conn: AsyncConnection, scope: TenantScope, message_id: uuid.UUID) -> Any:
+async def message_row(
+    conn: AsyncConnection, scope: TenantScope, message_id: uuid.UUID
+) -> AnyRow | None:
     """The organization's feed message `message_id` (its row: the attributes `message_out`
     reads), on a transaction's connection; None if there is none."""
     table = FeedMessage.__table__

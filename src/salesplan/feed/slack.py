@@ -12,12 +12,14 @@ import hashlib
 import hmac
 import time
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Query, Request
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 from starlette.responses import JSONResponse, Response
 
 from salesplan.auth.dependencies import public
@@ -61,7 +63,7 @@ def _ts_datetime(ts: str | None) -> datetime:
         return datetime.now(UTC)
 
 
-def _author_email(value: Any) -> str | None:
+def _author_email(value: object) -> str | None:
     """`user_profile.email` when it is an address (RFC 5321: at most 320 characters); anything
     else is no author e-mail, and the message is stored without one."""
     if not isinstance(value, str):
@@ -73,7 +75,7 @@ def _author_email(value: Any) -> str | None:
 
 
 async def store_event(
-    session: AsyncSession, organization_id: uuid.UUID, payload: dict[str, Any]
+    session: AsyncSession, organization_id: uuid.UUID, payload: Mapping[str, object]
 ) -> bool:
     """Store a message event once; answers whether it was new."""
     event = payload.get("event")
@@ -91,7 +93,7 @@ async def store_event(
     name = profile.get("real_name") or profile.get("display_name") or profile.get("name")
     text = str(event.get("text") or "")
 
-    def write(sync_session: Any) -> uuid.UUID | None:
+    def write(sync_session: Session) -> uuid.UUID | None:
         conn = sync_session.connection()
         inbound = email is None or not is_own_address(conn, organization_id, email)
         return record(

@@ -20,10 +20,9 @@ nothing itself):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 import orjson
 from fastapi import Request
@@ -58,7 +57,7 @@ def check_key(key: str | None) -> str:
     return key
 
 
-def fingerprint(body: Any, path_params: dict[str, Any] | None = None) -> str:
+def fingerprint(body: object, path_params: Mapping[str, object] | None = None) -> str:
     """SHA-256 of the canonical JSON of the body and the path parameters."""
     canonical = orjson.dumps({"body": body, "path": path_params or {}}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(canonical).hexdigest()
@@ -67,7 +66,7 @@ def fingerprint(body: Any, path_params: dict[str, Any] | None = None) -> str:
 @dataclass(frozen=True, slots=True)
 class Replay:
     status: int
-    body: dict[str, Any]
+    body: dict[str, object]
 
 
 IN_FLIGHT = "A request with this Idempotency-Key is still being processed."
@@ -102,7 +101,7 @@ async def _look(
 
 
 def _record(
-    ctx: RequestContext, operation: str, key: str, print_: str, status: int, body: dict[str, Any]
+    ctx: RequestContext, operation: str, key: str, print_: str, status: int, body: dict[str, object]
 ) -> IdempotencyRecord:
     now = utcnow()
     return IdempotencyRecord(
@@ -136,8 +135,8 @@ async def run_idempotent(
     *,
     operation: str,
     key: str | None,
-    path_params: dict[str, Any] | None,
-    execute: Callable[[AsyncSession], Awaitable[tuple[int, dict[str, Any]]]],
+    path_params: Mapping[str, object] | None,
+    execute: Callable[[AsyncSession], Awaitable[tuple[int, dict[str, object]]]],
 ) -> JSONResponse:
     """Run `execute` (given the session of the request's unit of work) at most once per key;
     see the module docstring. This wraps the unit of work and commits nothing itself: the

@@ -18,7 +18,7 @@ import signal
 import socket
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 from sqlalchemy.engine import make_url
@@ -29,6 +29,9 @@ from salesplan.events import handlers
 from salesplan.jobs.kinds import job_kinds
 from salesplan.worker import context as worker_context
 from salesplan.worker.context import WAKE_CHANNEL, JobKind, WorkerContext
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 log = logging.getLogger("salesplan.worker")
 
@@ -75,7 +78,7 @@ class _Listener:
             log.warning("worker: LISTEN unavailable (%s); polling", type(exc).__name__)
             self._conn = None
 
-    def _notified(self, *_: Any) -> None:
+    def _notified(self, *_: object) -> None:
         self._wake.set()
 
     async def close(self) -> None:
@@ -119,7 +122,7 @@ async def run_loop(
 
 
 @contextlib.asynccontextmanager
-async def in_process_worker(app: Any) -> AsyncIterator[None]:
+async def in_process_worker(app: Starlette) -> AsyncIterator[None]:
     """A lifespan hook: the loop as a task of the serving process (the embedded default)."""
     ctx = WorkerContext(
         settings=app.state.settings,

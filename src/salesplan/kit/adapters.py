@@ -21,13 +21,18 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.type_api import TypeEngine
+
 # FastAPI and Starlette are imported by the hooks that use them, when they run: the SQLAlchemy
 # hooks below serve CLI commands too, which start without FastAPI.
 if TYPE_CHECKING:
     # FastAPI's parsed route signature (`APIRoute.dependant`), for typing (mcp/derive.py).
     from fastapi.dependencies.models import Dependant as Dependant
-    from starlette.routing import BaseRoute
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.routing import BaseRoute, Router
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 log = logging.getLogger("salesplan.adapters")
@@ -54,7 +59,7 @@ def unpatched(internal: str, why: str) -> None:
     )
 
 
-def _drive(coroutine: Coroutine[Any, Any, Any]) -> None:
+def _drive(coroutine: Coroutine[object, None, object]) -> None:
     """Run a coroutine that never suspends, without an event loop (the probes below)."""
     try:
         coroutine.send(None)
@@ -82,13 +87,13 @@ _LIMIT = 65_536
 again and again, as in the tests, add theirs): past it, the memory starts over."""
 
 
-def remembering(helper: Callable[..., Any]) -> Callable[..., Any]:
+def remembering(helper: Callable[..., object]) -> Callable[..., object]:
     """`helper(obj)` answered once per object (by identity; the object is held so that its
     id is not reused); calls with further arguments go to `helper` itself."""
-    answers: dict[int, tuple[Any, Any]] = {}
+    answers: dict[int, tuple[object, object]] = {}
 
     @functools.wraps(helper)
-    def remembered(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    def remembered(obj: object, *args: object, **kwargs: object) -> object:
         if args or kwargs:
             return helper(obj, *args, **kwargs)
         found = answers.get(id(obj))
@@ -145,11 +150,11 @@ def _probe_route() -> Any:
     return _ProbeRoute()
 
 
-async def _nothing() -> Any:  # pragma: no cover - the probes never receive
+async def _nothing() -> Message:  # pragma: no cover - the probes never receive
     return {}
 
 
-async def _discard(message: Any) -> None:  # pragma: no cover - the probes never send
+async def _discard(message: Message) -> None:  # pragma: no cover - the probes never send
     return None
 
 
@@ -179,7 +184,7 @@ def _router_dispatch_works() -> str | None:
     return None if probe.handled else "a copy of the Router does not route to its routes"
 
 
-def install_router_dispatch(router: Any, dispatch: Callable[[ASGIApp], ASGIApp]) -> bool:
+def install_router_dispatch(router: Router, dispatch: Callable[[ASGIApp], ASGIApp]) -> bool:
     """Make `dispatch(the router's own dispatch)` what the router runs for every request
     (Starlette's `Router.middleware_stack`). False, logged, when this Starlette does not
     dispatch that way: the router then matches against its whole table, as without us."""
@@ -191,7 +196,7 @@ def install_router_dispatch(router: Any, dispatch: Callable[[ASGIApp], ASGIApp])
     return True
 
 
-def router_view(router: Any, routes: Iterable[BaseRoute]) -> Any:
+def router_view(router: Router, routes: Iterable[BaseRoute]) -> Router:
     """A shallow copy of `router` that matches only `routes`: its `.app` is Starlette's own
     matching loop over them (redirects, partial matches and the rest as the router's)."""
     view = copy.copy(router)
@@ -232,7 +237,7 @@ def lowlevel_server(server: Any) -> Any | None:
     return lowlevel
 
 
-def drop_handlers(lowlevel: Any, prefixes: tuple[str, ...]) -> None:
+def drop_handlers(lowlevel: object, prefixes: tuple[str, ...]) -> None:
     """Remove the handlers of the methods starting with `prefixes` (the SDK advertises a
     capability when it has a handler). Left as they are, logged, when the handler table moved:
     the capabilities then advertise empty prompts and resources."""
@@ -247,7 +252,7 @@ def drop_handlers(lowlevel: Any, prefixes: tuple[str, ...]) -> None:
 # --- SQLAlchemy: a compiled statement's processors --------------------------------------------
 
 
-def bind_processors(compiled: Any) -> dict[str, Callable[[Any], Any]]:
+def bind_processors(compiled: SQLCompiler) -> dict[str, Callable[[object], object]]:
     """The compiled statement's bind processors by parameter name, as SQLAlchemy applies them
     when it executes the statement itself (`SQLCompiler._bind_processors`). Else built from
     each parameter's type (the public `TypeEngine.dialect_impl(...).bind_processor`)."""
@@ -256,7 +261,7 @@ def bind_processors(compiled: Any) -> dict[str, Callable[[Any], Any]]:
         return {k: v for k, v in processors.items() if v is not None}
     unpatched(f"sqlalchemy SQLCompiler.{BIND_PROCESSORS}", "no such mapping")
     dialect = compiled.dialect
-    found = {}
+    found: dict[str, Callable[[object], object]] = {}
     for bind, name in compiled.bind_names.items():
         processor = bind.type.dialect_impl(dialect).bind_processor(dialect)
         if processor is not None:
@@ -264,15 +269,17 @@ def bind_processors(compiled: Any) -> dict[str, Callable[[Any], Any]]:
     return found
 
 
-def result_processor(type_: Any, dialect: Any) -> Callable[[Any], Any] | None:
+def result_processor(
+    type_: TypeEngine[object], dialect: Dialect
+) -> Callable[[object], object] | None:
     """The type's result processor on `dialect`, as SQLAlchemy's result rows apply it
     (`TypeEngine._cached_result_processor`), else the public equivalent."""
     cached = getattr(type_, RESULT_PROCESSOR, None)
     if callable(cached):
-        processor: Callable[[Any], Any] | None = cached(dialect, None)
+        processor: Callable[[object], object] | None = cached(dialect, None)
         return processor
     unpatched(f"sqlalchemy TypeEngine.{RESULT_PROCESSOR}", "no such method")
-    public: Callable[[Any], Any] | None = type_.dialect_impl(dialect).result_processor(
+    public: Callable[[object], object] | None = type_.dialect_impl(dialect).result_processor(
         dialect, None
     )
     return public
@@ -284,7 +291,7 @@ ASYNCPG_TRANSACTION = "_transaction"  # sqlalchemy.dialects.postgresql.asyncpg a
 ASYNCPG_START = "_start_transaction"
 
 
-async def begin_on_driver(conn: Any) -> None:
+async def begin_on_driver(conn: AsyncConnection) -> None:
     """Begin, on asyncpg, the transaction SQLAlchemy began on `conn` (an AsyncConnection):
     SQLAlchemy's adapter sends BEGIN only with the first statement SQLAlchemy itself runs
     (`AsyncAdapt_asyncpg_connection._start_transaction`), and statements sent straight to the

@@ -11,7 +11,7 @@ transaction becomes that row's 409 instead of failing the batch) and renders eac
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from sqlalchemy import Table, select
@@ -32,10 +32,10 @@ class BulkCreate:
         self.ctx = ctx
         self.model = model
         self.what = what  # "account": the 409 names the record
-        self.results: list[dict[str, Any] | None] = [None] * count
+        self.results: list[dict[str, object] | None] = [None] * count
 
     def fail(
-        self, index: int, status: int, code: str, message: str, details: dict[str, Any]
+        self, index: int, status: int, code: str, message: str, details: Mapping[str, object]
     ) -> None:
         self.results[index] = {
             "index": index,
@@ -43,11 +43,11 @@ class BulkCreate:
             "error": {"code": code, "message": message, "details": details},
         }
 
-    def invalid(self, index: int, message: str, errors: list[dict[str, Any]]) -> None:
+    def invalid(self, index: int, message: str, errors: list[dict[str, object]]) -> None:
         """A row that is not a valid body: 400 with the validation errors."""
         self.fail(index, 400, "validation_error", message, {"errors": errors})
 
-    def _conflict(self, index: int, crm_id: str | None) -> None:
+    def _conflict(self, index: int, crm_id: object) -> None:
         article = "An" if self.what[:1] in "aeiou" else "A"
         self.fail(
             index,
@@ -101,7 +101,7 @@ class BulkCreate:
                 self._conflict(index, values["crm_id"])
         return created
 
-    async def _insert(self, values: list[dict[str, Any]]) -> set[uuid.UUID]:
+    async def _insert(self, values: list[dict[str, object]]) -> set[uuid.UUID]:
         table = cast(Table, self.model.__table__)
         dialect = self.session.get_bind().dialect.name
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
@@ -115,7 +115,7 @@ class BulkCreate:
         )
         return set((await self.session.execute(stmt, values)).scalars())
 
-    def created_data(self) -> list[dict[str, Any]]:
+    def created_data(self) -> list[object]:
         """The rendered rows created so far (each a 201 result's `data`)."""
         return [r["data"] for r in self.results if r is not None and r["status"] == 201]
 
@@ -126,7 +126,7 @@ class BulkCreate:
         for data in self.created_data():
             emit(self.session, event(org, data))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         final = [r for r in self.results if r is not None]
         created = sum(1 for r in final if r["status"] == 201)
         return {"results": final, "created": created, "failed": len(final) - created}

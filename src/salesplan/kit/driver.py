@@ -32,6 +32,7 @@ from typing import Any
 from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import sqltypes
+from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
 
 from salesplan.kit.adapters import begin_on_driver, bind_processors, result_processor
@@ -52,12 +53,12 @@ def closed_connection_error(exc: BaseException) -> bool:
 class _Compiled:
     sql: str
     order: tuple[str, ...]  # parameter names, in their positions
-    carried: dict[str, Any]  # values the statement holds itself (a literal is a parameter)
+    carried: dict[str, object]  # values the statement holds itself (a literal is a parameter)
     # SQLAlchemy's bind processors by name (SQLite: all; PostgreSQL: JSON's)
-    binds: dict[str, Callable[[Any], Any]]
-    results: tuple[tuple[int, Callable[[Any], Any]], ...]  # SQLite: (column, processor)
+    binds: dict[str, Callable[[object], object]]
+    results: tuple[tuple[int, Callable[[object], object]], ...]  # SQLite: (column, processor)
 
-    def args(self, params: Mapping[str, Any]) -> list[Any]:
+    def args(self, params: Mapping[str, object]) -> list[object]:
         """The statement's positional parameters: `params` by name, else the values it
         carries, through their bind processors."""
         args = []
@@ -79,15 +80,16 @@ class DriverStatement:
         if found is None:
             statement = self.statement
             assert isinstance(statement, ClauseElement)  # a select(), insert(), text(), …
-            compiled: Any = statement.compile(dialect=dialect)
+            compiled = statement.compile(dialect=dialect)
+            assert isinstance(compiled, SQLCompiler)  # a statement's, not a DDL's
             if compiled.insert_prefetch or compiled.update_prefetch:
                 # SQLAlchemy computes these values (a column's Python default or onupdate, as
                 # `updated_at`'s) when it executes the statement itself; here they would go
                 # out as NULL.
                 names = [c.key for c in (*compiled.insert_prefetch, *compiled.update_prefetch)]
                 raise TypeError(f"set {names} explicitly: their Python defaults would not run")
-            results: list[tuple[int, Callable[[Any], Any]]] = []
-            binds: dict[str, Callable[[Any], Any]] = {}
+            results: list[tuple[int, Callable[[object], object]]] = []
+            binds: dict[str, Callable[[object], object]] = {}
             if dialect.name == "postgresql":
                 # JSON parameters go to asyncpg as text (SQLAlchemy's codec on the connection
                 # takes text): serialized by SQLAlchemy's own processor, as it would.
@@ -122,7 +124,9 @@ class DriverStatement:
         one)."""
         return db if isinstance(db, AsyncConnection) else await db.connection()
 
-    async def fetchrow(self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]) -> Any:
+    async def fetchrow(
+        self, db: AsyncConnection | AsyncSession, params: Mapping[str, object]
+    ) -> Any:
         """The first row, or None. `db` may be a session: its connection (and its transaction,
         when SQLAlchemy has begun one) runs the statement."""
         conn = await self._conn(db)
@@ -135,7 +139,7 @@ class DriverStatement:
         return (await conn.execute(self.statement, params)).first()
 
     async def fetch(
-        self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]
+        self, db: AsyncConnection | AsyncSession, params: Mapping[str, object]
     ) -> Sequence[Any]:
         """Every row."""
         conn = await self._conn(db)
@@ -147,7 +151,9 @@ class DriverStatement:
             return await self._on_aiosqlite(conn, params)
         return (await conn.execute(self.statement, params)).all()
 
-    async def fetchval(self, db: AsyncConnection | AsyncSession, params: Mapping[str, Any]) -> Any:
+    async def fetchval(
+        self, db: AsyncConnection | AsyncSession, params: Mapping[str, object]
+    ) -> Any:
         """The first column of the first row, or None."""
         conn = await self._conn(db)
         if conn.dialect.name == "postgresql":
@@ -156,7 +162,7 @@ class DriverStatement:
         return None if row is None else row[0]
 
     async def executemany(
-        self, db: AsyncConnection | AsyncSession, rows: Sequence[Mapping[str, Any]]
+        self, db: AsyncConnection | AsyncSession, rows: Sequence[Mapping[str, object]]
     ) -> None:
         """Run the statement once per parameter set, in one hand-off to the driver (asyncpg
         pipelines them: one round trip)."""
@@ -177,7 +183,7 @@ class DriverStatement:
             raise
 
     async def _on_asyncpg(
-        self, conn: AsyncConnection, method: str, params: Mapping[str, Any]
+        self, conn: AsyncConnection, method: str, params: Mapping[str, object]
     ) -> Any:
         compiled = self._compiled(conn)
         args = compiled.args(params)
@@ -194,8 +200,8 @@ class DriverStatement:
             raise
 
     async def _on_aiosqlite(
-        self, conn: AsyncConnection, params: Mapping[str, Any]
-    ) -> list[tuple[Any, ...]]:
+        self, conn: AsyncConnection, params: Mapping[str, object]
+    ) -> list[tuple[object, ...]]:
         compiled = self._compiled(conn)
         driver = (await conn.get_raw_connection()).driver_connection
         assert driver is not None  # a checked-out connection has its driver's

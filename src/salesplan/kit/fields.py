@@ -85,7 +85,7 @@ CrmId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, ma
 MONEY_PATTERN = r"^[0-9]{1,18}(\.[0-9]{1,2})?$"
 
 
-def _cents(value: Any) -> Any:
+def _cents(value: object) -> object:
     """A JSON number that is a whole number of cents up to binary noise (0.57 arrives as
     0.5700000000000001 when computed) is that number of cents."""
     if isinstance(value, float) and math.isfinite(value):
@@ -121,7 +121,7 @@ Count = Annotated[int, Field(ge=0, le=2_147_483_647)]
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-def _iso_date(value: Any) -> Any:
+def _iso_date(value: object) -> object:
     """Only `YYYY-MM-DD` (contract §1): pydantic's lax `date` also takes a number, or a string
     of one, as Unix seconds (`to=0` was 1970-01-01) and a date-time whose time is midnight."""
     if isinstance(value, date) and not isinstance(value, datetime):
@@ -137,7 +137,7 @@ Date = Annotated[date, BeforeValidator(_iso_date)]
 _NUMBER = re.compile(r"\s*[-+]?[0-9]+(\.[0-9]*)?\s*")
 
 
-def _not_seconds(value: Any) -> Any:
+def _not_seconds(value: object) -> object:
     """pydantic's lax `datetime` reads a number, or a string of one, as Unix seconds (`from=0`
     was 1970-01-01): a date-time is written as one (contract §12: real dates only)."""
     if isinstance(value, int | float) or (isinstance(value, str) and _NUMBER.fullmatch(value)):

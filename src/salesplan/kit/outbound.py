@@ -146,7 +146,7 @@ async def refused_at_save(pol: OutboundPolicy, url: str) -> bool:
 async def require_allowed(pol: OutboundPolicy, url: str, field: str | None = None) -> None:
     """At save time: 422 `unprocessable`, `details.reason: destination_not_allowed`."""
     if await refused_at_save(pol, url):
-        details = {"reason": "destination_not_allowed"}
+        details: dict[str, object] = {"reason": "destination_not_allowed"}
         if field:
             details["field"] = field
         raise Unprocessable(

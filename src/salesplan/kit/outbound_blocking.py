@@ -197,7 +197,7 @@ _pool = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix="outboun
 _ABORT_GRACE_SECONDS = 2.0
 
 
-def _in_call(call: _Call, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+def _in_call(call: _Call, fn: Callable[..., T], args: tuple[object, ...]) -> T:
     due = call.deadline
     if call.aborted or (due is not None and time.monotonic() > due):
         raise Unreachable()  # waited for a slot or a thread past the deadline: do nothing
@@ -243,7 +243,7 @@ async def _key_slot(key: str | None, seconds: float) -> AsyncIterator[None]:
 
 
 async def run_blocking(
-    fn: Callable[..., T], *args: Any, key: str | None = None, seconds: float = TIMEOUT_SECONDS
+    fn: Callable[..., T], *args: object, key: str | None = None, seconds: float = TIMEOUT_SECONDS
 ) -> T:
     """Run a blocking provider call on the outbound pool (never the default executor), at most
     PER_KEY_CALLS at a time per `key` (an organization), so that one organization's slow

@@ -15,19 +15,20 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-from sqlalchemy import BigInteger, ColumnElement, Integer, bindparam, func, select, tuple_
+from sqlalchemy import BigInteger, ColumnElement, Integer, Select, bindparam, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.errors import ValidationFailed
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import AnySelect
+from salesplan.kit.scoping import AnyRow, AnySelect, SqlColumn
 
 if TYPE_CHECKING:
     from starlette.requests import Request
+    from starlette.types import Scope
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -136,9 +137,9 @@ class CursorCodec:
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, hashlib.sha256).digest()[:16]
 
-    def encode(self, sort_by: str, order: str, value: Any, row_id: uuid.UUID) -> str:
+    def encode(self, sort_by: str, order: str, value: object, row_id: uuid.UUID) -> str:
         if isinstance(value, datetime):
-            wire: Any = {"dt": value.isoformat()}
+            wire: object = {"dt": value.isoformat()}
         elif isinstance(value, date):
             wire = {"d": value.isoformat()}
         elif isinstance(value, uuid.UUID):
@@ -150,7 +151,7 @@ class CursorCodec:
         )
         return _b64(payload) + "." + _b64(self._sign(payload))
 
-    def decode(self, cursor: str, sort_by: str, order: str) -> tuple[Any, uuid.UUID]:
+    def decode(self, cursor: str, sort_by: str, order: str) -> tuple[object, uuid.UUID]:
         bad = ValidationFailed.at(["query", "cursor"], "The cursor is invalid for this list.")
         try:
             body, _, sig = cursor.partition(".")
@@ -175,7 +176,7 @@ class CursorCodec:
             raise bad from None
 
 
-def _url_path(scope: Any) -> str:
+def _url_path(scope: Scope) -> str:
     """`request.url.path` without building the URL: Starlette's escaping of the scope's path."""
     return str(scope["path"]).replace("?", "%3F").replace("#", "%23").replace("\\", "%5C")
 
@@ -198,11 +199,11 @@ async def paginate(
     stmt: AnySelect,
     params: ListParams,
     *,
-    sort_columns: Mapping[str, Any],
-    id_column: Any,
+    sort_columns: Mapping[str, SqlColumn],
+    id_column: SqlColumn,
     codec: CursorCodec,
     scalars: bool = False,
-    bound: Mapping[str, Any] | None = None,
+    bound: Mapping[str, object] | None = None,
 ) -> tuple[list[Any], PaginationMeta]:
     """Run `stmt` (already filtered and scoped) for one page.
 
@@ -225,7 +226,7 @@ async def paginate(
     """
     sort_col = sort_columns[params.sort_by]
     desc = params.order == "desc"
-    values: dict[str, Any] = {} if bound is None else dict(bound)
+    values: dict[str, object] = {} if bound is None else dict(bound)
     keyset = _Keyset.FIRST
     if params.mode == "cursor" and params.cursor is not None:
         after_value, values["_after_id"] = codec.decode(params.cursor, params.sort_by, params.order)
@@ -283,11 +284,11 @@ class _Keyset:
     REST = "rest"  # the start of the section after the cursor's (NULL keys, or set ones)
 
 
-def _nullable(sort_col: Any, id_column: Any) -> bool:
+def _nullable(sort_col: SqlColumn, id_column: SqlColumn) -> bool:
     return sort_col is not id_column and bool(getattr(sort_col, "nullable", False))
 
 
-def _section_ends(sort_col: Any, id_column: Any, desc: bool, keyset: str) -> bool:
+def _section_ends(sort_col: SqlColumn, id_column: SqlColumn, desc: bool, keyset: str) -> bool:
     """Whether the rows after the cursor, as `keyset` reads them, can be followed by another
     section: ascending, the NULL keys come after the set ones; descending, before them."""
     if not _nullable(sort_col, id_column):
@@ -298,8 +299,8 @@ def _section_ends(sort_col: Any, id_column: Any, desc: bool, keyset: str) -> boo
 def _page(
     stmt: AnySelect,
     params: ListParams,
-    sort_col: Any,
-    id_column: Any,
+    sort_col: SqlColumn,
+    id_column: SqlColumn,
     desc: bool,
     keyset: str,
     *,
@@ -320,23 +321,24 @@ def _page(
     return found[1]
 
 
-class _Page(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Page:
     """A list's rows and count statements; for statements built once (`bound`) also on the
     driver."""
 
-    rows: Any
-    count: Any
+    rows: AnySelect
+    count: Select[int]
     driver: tuple[DriverStatement, DriverStatement] | None
 
     async def fetch(
-        self, db: AsyncSession | AsyncConnection, values: dict[str, Any], on_driver: bool
-    ) -> Sequence[Any]:
+        self, db: AsyncSession | AsyncConnection, values: dict[str, object], on_driver: bool
+    ) -> Sequence[AnyRow]:
         if on_driver and self.driver is not None:
             return await self.driver[0].fetch(db, values)
         return (await db.execute(self.rows, values)).all()
 
     async def total(
-        self, db: AsyncSession | AsyncConnection, values: dict[str, Any], on_driver: bool
+        self, db: AsyncSession | AsyncConnection, values: dict[str, object], on_driver: bool
     ) -> int:
         if on_driver and self.driver is not None:
             return int(await self.driver[1].fetchval(db, values))
@@ -347,17 +349,17 @@ class _Page(NamedTuple):
 # statement of a page that crosses from one NULL section to the other), by the statement's
 # identity, sort, mode and keyset; the statement itself is kept beside them, so its id is never
 # reused.
-_DERIVED: dict[tuple[int, str, bool, str, str], tuple[Any, _Page]] = {}
+_DERIVED: dict[tuple[int, str, bool, str, str], tuple[AnySelect, _Page]] = {}
 
 
 def _page_statements(
     stmt: AnySelect,
-    sort_col: Any,
-    id_column: Any,
+    sort_col: SqlColumn,
+    id_column: SqlColumn,
     desc: bool,
     mode: str,
     keyset: str | bool = _Keyset.FIRST,
-) -> tuple[Any, Any]:
+) -> tuple[AnySelect, Select[int]]:
     """The rows statement (sorted; `_limit`; `_offset` in page mode; in cursor mode after the
     `_after_*` key as `keyset` says (True: `AFTER`), never an OFFSET) and the count statement
     of a list. The rows statement's last columns: the sort key and the id, and in page mode the
@@ -399,8 +401,8 @@ def _page_statements(
 
 def ordered_part(
     stmt: AnySelect,
-    sort_col: Any,
-    id_column: Any,
+    sort_col: SqlColumn,
+    id_column: SqlColumn,
     params: ListParams,
 ) -> AnySelect:
     """One part of a `UNION ALL` that `paginate` pages over, in cursor mode sorted like the
@@ -418,7 +420,7 @@ def ordered_part(
     return select(part.subquery())
 
 
-def _after(sort_col: Any, id_col: Any, desc: bool) -> ColumnElement[bool]:
+def _after(sort_col: SqlColumn, id_col: SqlColumn, desc: bool) -> ColumnElement[bool]:
     """After the cursor's key: parameters `_after_value` (the sort column's) and `_after_id`."""
     v = bindparam("_after_value", type_=sort_col.type)
     i = bindparam("_after_id", type_=id_col.type)

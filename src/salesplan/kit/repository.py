@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
-from sqlalchemy import Select, Table, select
+from sqlalchemy import ColumnElement, Select, Table, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import DeclarativeBase
@@ -27,7 +27,7 @@ from salesplan.errors import Conflict, Unprocessable
 from salesplan.kit.clock import utcnow
 from salesplan.kit.pagination import CursorCodec, ListParams, changed_since, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import AnySelect, TenantScope, get_scoped, scoped
+from salesplan.kit.scoping import AnySelect, SqlColumn, TenantScope, get_scoped, scoped
 from salesplan.kit.search import contains_ci
 
 # A mapped class (SQLAlchemy's declarative base: every table of `models/`). A protocol naming
@@ -45,7 +45,7 @@ def table_of(model: type[DeclarativeBase]) -> Table:
     return table
 
 
-def apply(row: Any, fields: Mapping[str, Any]) -> None:
+def apply(row: object, fields: Mapping[str, object]) -> None:
     """Write the fields (by Python name) onto the row."""
     for name, value in fields.items():
         setattr(row, name, value)
@@ -57,7 +57,7 @@ def archive(row: Any) -> None:
         row.archived_at = utcnow()
 
 
-def absent_reference(model: Any, object_id: Any, field: str) -> Unprocessable:
+def absent_reference(model: type[object], object_id: object, field: str) -> Unprocessable:
     """The 422 of a row named in a request body that the organization does not have."""
     name = getattr(model, "__display_name__", model.__name__)
     return Unprocessable(
@@ -102,7 +102,7 @@ async def flush_or_conflict(session: AsyncSession, crm_id: str | None, what: str
         raise
 
 
-def sorts(model: Any, **more: Any) -> dict[str, Any]:
+def sorts(model: Any, **more: SqlColumn) -> dict[str, SqlColumn]:
     """The sort keys of a list: `createdAt` and `updatedAt`, and `more` (key=column)."""
     return {"createdAt": model.created_at, "updatedAt": model.updated_at, **more}
 
@@ -113,8 +113,8 @@ async def page_of(
     model: Any,
     params: ListParams,
     codec: CursorCodec,
-    sort_columns: Mapping[str, Any],
-    search_columns: tuple[Any, ...] = (),
+    sort_columns: Mapping[str, SqlColumn],
+    search_columns: tuple[SqlColumn, ...] = (),
 ) -> tuple[list[Any], PaginationMeta]:
     """One page of the rows of `stmt` (`SELECT model …`): `params.search` matched
     (case-insensitive, contains) against `search_columns`, sorted by `sort_columns`."""
@@ -136,8 +136,8 @@ async def page_of(
 
 class Repository(Generic[M]):
     model: type[M]
-    sort_columns: ClassVar[Mapping[str, Any]] = {}
-    search_columns: ClassVar[tuple[Any, ...]] = ()
+    sort_columns: ClassVar[Mapping[str, SqlColumn]] = {}
+    search_columns: ClassVar[tuple[SqlColumn, ...]] = ()
     conflict_name: ClassVar[str | None] = None  # "lead": a duplicate crmId is a 409
 
     def __init__(self, session: AsyncSession, ctx: TenantScope) -> None:
@@ -160,7 +160,7 @@ class Repository(Generic[M]):
         params: ListParams,
         codec: CursorCodec,
         *,
-        where: Iterable[Any] = (),
+        where: Iterable[ColumnElement[bool]] = (),
         include_archived: bool = False,
         updated_since: datetime | None = None,
     ) -> tuple[list[M], PaginationMeta]:
@@ -187,7 +187,7 @@ class Repository(Generic[M]):
         await self.flush(row)
         return row
 
-    async def update(self, row: M, fields: Mapping[str, Any]) -> M:
+    async def update(self, row: M, fields: Mapping[str, object]) -> M:
         """Write the fields onto the row and flush (`updated_at` follows by `onupdate` when
         something changed)."""
         apply(row, fields)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -20,7 +19,7 @@ from starlette.responses import Response
 _OPTIONS = orjson.OPT_UTC_Z | orjson.OPT_NAIVE_UTC
 
 
-def _default(value: Any) -> Any:
+def _default(value: object) -> object:
     # asyncpg answers its own UUID class, Decimal columns answer Decimal: both as their text;
     # a model nested in a dict as its wire form.
     if isinstance(value, BaseModel):
@@ -28,14 +27,14 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
-def json_bytes(body: Any) -> bytes:
+def json_bytes(body: object) -> bytes:
     if isinstance(body, BaseModel):
         return body.model_dump_json(by_alias=True).encode()
     return orjson.dumps(body, option=_OPTIONS, default=_default)
 
 
 def json_response(
-    body: Any, status_code: int = 200, headers: Mapping[str, str] | None = None
+    body: object, status_code: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
     return Response(
         json_bytes(body),
@@ -69,7 +68,7 @@ def if_match_holds(if_match: str, tag: str) -> bool:
     return any(part.strip() == tag for part in if_match.split(",")) and not tag.startswith("W/")
 
 
-IF_MATCH: dict[int | str, dict[str, Any]] = {
+IF_MATCH: dict[int | str, dict[str, object]] = {
     412: {
         "description": "`If-Match` names a version of the resource that is no longer "
         "current (RFC 9110 §13.1.1); nothing changed."
@@ -81,7 +80,7 @@ _ETAG_HEADER = {
     "description": "A strong ETag of the body: send it back as If-None-Match.",
     "schema": {"type": "string"},
 }
-CONDITIONAL_READ: dict[str, Any] = {
+CONDITIONAL_READ: dict[str, object] = {
     "parameters": [
         {
             "name": "If-None-Match",
@@ -104,7 +103,7 @@ CONDITIONAL_READ: dict[str, Any] = {
 If-None-Match, the ETag header and the 304, so that clients know the read is conditional."""
 
 
-def revalidated_json(body: Any, if_none_match: str | None) -> Response:
+def revalidated_json(body: object, if_none_match: str | None) -> Response:
     """`json_response(body)` with an ETag of its bytes; a 304 without a body when the client's
     If-None-Match already names them (a read whose rows are cheap to fetch again, where the
     saving is the transfer and the client's parsing)."""
@@ -115,7 +114,9 @@ def revalidated_json(body: Any, if_none_match: str | None) -> Response:
     return Response(content, headers={"ETag": tag}, media_type="application/json")
 
 
-def page_response(model: type[BaseModel], rows: Iterable[Any], pagination: BaseModel) -> Response:
+def page_response(
+    model: type[BaseModel], rows: Iterable[object], pagination: BaseModel
+) -> Response:
     """A list's `{"data": [...], "pagination": {...}}`, each row (an ORM row or a dict) read
     through `model` and written in its wire form."""
     return json_response(

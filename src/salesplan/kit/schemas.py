@@ -12,6 +12,7 @@ from pydantic import (
     ConfigDict,
     Field,
     GetJsonSchemaHandler,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     model_serializer,
     model_validator,
@@ -58,7 +59,7 @@ class StrictBody(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _storable(cls, data: Any) -> Any:
+    def _storable(cls, data: object) -> object:
         """Every string without NUL, every integer within 64 bits, every number finite, in the
         whole body (free-form objects included), whatever the field's own type says."""
         check_json_value(data)
@@ -105,8 +106,8 @@ class PaginationMeta(BaseModel):
     total_pages: int | None = Field(default=None, ge=1)
 
     @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: Any) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         return {k: v for k, v in data.items() if v is not None}
 
     @classmethod
@@ -154,12 +155,12 @@ def _where(path: list[str | int]) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
 
 
-def check_json_value(value: Any, *, max_depth: int | None = None) -> None:
+def check_json_value(value: object, *, max_depth: int | None = None) -> None:
     """Raise ValueError unless `value` is storable as JSON by both engines and renderable:
     no NUL character in a string or key (PostgreSQL refuses it), integers within 64 bits,
     finite numbers only, JSON types only, nesting at most `max_depth` deep. Iterative, so a
     hostile depth cannot exhaust the stack."""
-    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    stack: list[tuple[object, list[str | int]]] = [(value, [])]
     while stack:
         item, path = stack.pop()
         if max_depth is not None and len(path) > max_depth:
@@ -188,7 +189,10 @@ def check_json_value(value: Any, *, max_depth: int | None = None) -> None:
             raise ValueError(f"Not a JSON value (at {_where(path) or 'value'}).")
 
 
-def _free_form(value: Any) -> Any:
+J = TypeVar("J")
+
+
+def _free_form(value: J) -> J:
     check_json_value(value, max_depth=MAX_FREE_FORM_DEPTH)
     if len(orjson.dumps(value)) > MAX_FREE_FORM_BYTES:
         raise ValueError(f"Larger than {MAX_FREE_FORM_BYTES} bytes once encoded as JSON.")
@@ -198,15 +202,15 @@ def _free_form(value: Any) -> Any:
 # --- cross-field rules, spelled in JSON Schema (model_config json_schema_extra) -------------
 
 
-def present(*names: str, **schemas: dict[str, Any]) -> dict[str, Any]:
+def present(*names: str, **schemas: JsonSchemaValue) -> JsonSchemaValue:
     """Every property named is sent and not null (narrowed further by `schemas`)."""
-    properties: dict[str, Any] = {name: {"not": {"type": "null"}} for name in names}
+    properties: JsonSchemaValue = {name: {"not": {"type": "null"}} for name in names}
     for name, schema in schemas.items():
         properties[name] = {"not": {"type": "null"}, **schema}
     return {"required": [*names, *schemas], "properties": properties}
 
 
-def equals(**values: Any) -> dict[str, Any]:
+def equals(**values: object) -> JsonSchemaValue:
     """Every property named is sent with this value (an `if`)."""
     return {
         "required": list(values),
@@ -214,10 +218,10 @@ def equals(**values: Any) -> dict[str, Any]:
     }
 
 
-ABSENT_OR_NULL: dict[str, Any] = {"type": "null"}
+ABSENT_OR_NULL: JsonSchemaValue = {"type": "null"}
 
 
-def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+def _without_null(schema: JsonSchemaValue) -> JsonSchemaValue:
     branches = schema.get("anyOf")
     if not branches:
         return schema
@@ -228,7 +232,7 @@ def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
     return {**rest, "anyOf": kept}
 
 
-def storable_schema(schema: Any) -> None:
+def storable_schema(schema: object) -> None:
     """Narrow a JSON schema in place to what `check_json_value` accepts: a string without a
     pattern, format or enum gets one that excludes NUL (and blanks, if it must not be empty);
     an unbounded number or integer gets the 64-bit bounds. `$ref`s are left alone (every

@@ -7,8 +7,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, TypeVarTuple
 
-from sqlalchemy import Row, Select, bindparam, select, update
+from sqlalchemy import ColumnElement, Row, Select, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import QueryableAttribute
 
 from salesplan.errors import NotFound
 
@@ -20,6 +21,9 @@ Ts = TypeVarTuple("Ts")
 AnySelect = Select[*tuple[Any, ...]]
 # Any row of such a SELECT.
 AnyRow = Row[*tuple[Any, ...]]
+# A column to compare, sort or label: a table's (`Plan.__table__.c.name`, a label) or a mapped
+# class's attribute (`Account.created_at`).
+SqlColumn = ColumnElement[object] | QueryableAttribute[object]
 
 
 class TenantScope(Protocol):
@@ -48,7 +52,7 @@ def scoped(stmt: Select[*Ts], ctx: TenantScope, model: Any | None = None) -> Sel
     return stmt.where(in_organization(target, ctx))
 
 
-def in_organization(model: Any, ctx: TenantScope) -> Any:
+def in_organization(model: Any, ctx: TenantScope) -> ColumnElement[bool]:
     """The condition `scoped` adds, for statements that are not a SELECT (UPDATE, DELETE):
     `model`'s rows of the context's organization."""
     return model.organization_id == ctx.organization_id
@@ -63,14 +67,14 @@ def scoped_by_parameter(stmt: Select[*Ts], model: Any | None = None) -> Select[*
     return stmt.where(organization_parameter(target))
 
 
-def organization_parameter(model: Any, name: str = "organization_id") -> Any:
+def organization_parameter(model: Any, name: str = "organization_id") -> ColumnElement[bool]:
     """The condition `scoped_by_parameter` adds, for any statement built once (an UPDATE, an
     INSERT … SELECT): `model`'s rows of the organization passed as the parameter `name`.
     `model` may be a mapped class, a table's `.c` or anything with an `organization_id`."""
     return model.organization_id == bindparam(name)
 
 
-def not_found(model: Any, object_id: Any, what: str | None = None) -> NotFound:
+def not_found(model: type[object], object_id: object, what: str | None = None) -> NotFound:
     """The 404 of a tenant-owned row named in the path: "<Display name> not found."."""
     name = what or getattr(model, "__display_name__", model.__name__)
     return NotFound(f"{name} not found.", details={"id": str(object_id)})

@@ -17,12 +17,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar("F", bound=Callable[..., object])
 
 # (the tool's arguments as sent, the REST response body or None for a 204) → the tool result.
-ResultAdapter = Callable[[Mapping[str, Any], Any], Any]
+ResultAdapter = Callable[[Mapping[str, object], object], object]
 
 TOOL_ATTRIBUTE = "__salesplan_tool__"
 
@@ -74,7 +74,7 @@ def as_tool(
     return mark
 
 
-def tool_options(endpoint: Any) -> ToolOptions | None:
+def tool_options(endpoint: object) -> ToolOptions | None:
     options = getattr(endpoint, TOOL_ATTRIBUTE, None)
     return options if isinstance(options, ToolOptions) else None
 
@@ -84,7 +84,7 @@ def deleted(path_parameter: str) -> ResultAdapter:
     needs content, and the agent needs to know what happened to which id
     (`{"deleted": true, "id": "<id>"}`)."""
 
-    def adapt(arguments: Mapping[str, Any], body: Any) -> dict[str, Any]:
+    def adapt(arguments: Mapping[str, object], body: object) -> dict[str, object]:
         return {"deleted": True, "id": str(uuid.UUID(str(arguments[path_parameter])))}
 
     return adapt

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+
+from pydantic.json_schema import JsonSchemaValue
 
 from salesplan.kit.email import EMAIL_PATTERN
 from salesplan.kit.schemas import NO_NUL_PATTERN, NOT_BLANK_PATTERN
@@ -31,7 +32,7 @@ DEFS_PREFIX = "#/$defs/"
 JSON_VALUE = "JsonValue"
 JSON_VALUE_REF = f"{DEFS_PREFIX}{JSON_VALUE}"
 # Components every list shares, said once in the server's instructions: only their type here.
-SUMMARIZED: dict[str, dict[str, Any]] = {"PaginationMeta": {"type": "object"}}
+SUMMARIZED: dict[str, JsonSchemaValue] = {"PaginationMeta": {"type": "object"}}
 
 # Keywords a schema keeps to say what a value is; an output schema drops everything else.
 OUTPUT_KEYWORDS = frozenset(
@@ -60,7 +61,7 @@ _NUMBER_GUARD = 9_000_000_000_000_000_000
 _GUARD_PATTERNS = frozenset({NO_NUL_PATTERN, NOT_BLANK_PATTERN})
 
 
-def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+def _nullable(node: JsonSchemaValue) -> JsonSchemaValue:
     """`anyOf: [X, {"type": "null"}]` of a plain X as `{"type": [X's type, "null"], …}`."""
     options = node.get("anyOf")
     if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
@@ -75,12 +76,12 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _output_node(node: Any) -> Any:
+def _output_node(node: object) -> object:
     if isinstance(node, list):
         return [_output_node(item) for item in node]
     if not isinstance(node, dict):
         return node
-    kept: dict[str, Any] = {}
+    kept: JsonSchemaValue = {}
     for key, value in node.items():
         if key not in OUTPUT_KEYWORDS:
             continue
@@ -102,12 +103,12 @@ MAX_LEVEL = 1
 LIST_ENVELOPE = frozenset({"data", "pagination"})
 
 
-def _is_object(node: dict[str, Any]) -> bool:
+def _is_object(node: JsonSchemaValue) -> bool:
     """An object schema with fields (`properties`) or a map (`additionalProperties`)."""
     return "properties" in node or isinstance(node.get("additionalProperties"), dict)
 
 
-def _is_envelope(schema: dict[str, Any], components: dict[str, Any]) -> bool:
+def _is_envelope(schema: JsonSchemaValue, components: dict[str, JsonSchemaValue]) -> bool:
     """A list's `{data, pagination}`, or an object of one field that wraps the resource."""
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith(REF_PREFIX):
@@ -117,9 +118,9 @@ def _is_envelope(schema: dict[str, Any], components: dict[str, Any]) -> bool:
 
 
 def _references(
-    node: Any,
+    node: object,
     counts: Counter[str],
-    components: dict[str, Any],
+    components: dict[str, JsonSchemaValue],
     seen: set[str],
     level: int = 0,
 ) -> None:
@@ -148,7 +149,9 @@ def _references(
             _references(value, counts, components, seen, level)
 
 
-def compact_output(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+def compact_output(
+    schema: JsonSchemaValue, components: dict[str, JsonSchemaValue]
+) -> JsonSchemaValue:
     """`schema` (an OpenAPI response schema) made standalone and compact: objects deeper than
     `MAX_LEVEL` (an envelope not counted) read as `{"type": "object"}`; a component referred to once is inlined; one
     referred to more than once, or within itself, is defined once in `$defs` and referred to as
@@ -157,9 +160,9 @@ def compact_output(schema: dict[str, Any], components: dict[str, Any]) -> dict[s
     counts: Counter[str] = Counter()
     _references(schema, counts, components, set(SUMMARIZED), start)
     shared = {name for name, n in counts.items() if n > 1}
-    defs: dict[str, Any] = {}
+    defs: dict[str, object] = {}
 
-    def resolve(node: Any, stack: tuple[str, ...], level: int) -> Any:
+    def resolve(node: object, stack: tuple[str, ...], level: int) -> object:
         if isinstance(node, list):
             return [resolve(item, stack, level) for item in node]
         if not isinstance(node, dict):
@@ -185,14 +188,16 @@ def compact_output(schema: dict[str, Any], components: dict[str, Any]) -> dict[s
             level += 1
         return {key: resolve(value, stack, level) for key, value in node.items()}
 
-    result: dict[str, Any] = resolve(schema, (), start)
+    result = resolve(schema, (), start)
+    assert isinstance(result, dict)  # an object schema resolves to an object
     if defs:
         result["$defs"] = {**result.get("$defs", {}), **dict(sorted(defs.items()))}
-    compact: dict[str, Any] = _output_node(result)
+    compact = _output_node(result)
+    assert isinstance(compact, dict)
     return compact
 
 
-def _input_node(node: Any, nested: bool = False) -> Any:
+def _input_node(node: object, nested: bool = False) -> object:
     """`nested`: inside `$defs` (the parts of a body's fields), which are open objects."""
     if isinstance(node, list):
         return [_input_node(item, nested) for item in node]
@@ -217,7 +222,7 @@ def _input_node(node: Any, nested: bool = False) -> Any:
         del node["pattern"]  # no NUL, not blank: the server says so on the argument
     if node.get("maximum") == _NUMBER_GUARD and node.get("minimum") == -_NUMBER_GUARD:
         del node["maximum"], node["minimum"]
-    kept: dict[str, Any] = {}
+    kept: JsonSchemaValue = {}
     for key, value in node.items():
         if key in INPUT_DROPPED:
             continue
@@ -230,7 +235,7 @@ def _input_node(node: Any, nested: bool = False) -> Any:
     return kept
 
 
-def _free_form(node: Any) -> Any:
+def _free_form(node: object) -> object:
     """A free-form JSON object (`additionalProperties: JsonValue`) as `{"type": "object"}`."""
     if isinstance(node, list):
         return [_free_form(item) for item in node]
@@ -243,9 +248,10 @@ def _free_form(node: Any) -> Any:
     }
 
 
-def compact_input(schema: dict[str, Any]) -> dict[str, Any]:
+def compact_input(schema: JsonSchemaValue) -> JsonSchemaValue:
     """A tool's input schema without what only a generator or the server needs."""
-    compact: dict[str, Any] = _free_form(_input_node(schema))
+    compact = _free_form(_input_node(schema))
+    assert isinstance(compact, dict)  # an object schema stays an object
     defs = compact.get("$defs", {})
     if JSON_VALUE in defs and JSON_VALUE_REF not in json.dumps({**compact, "$defs": {}}):
         del defs[JSON_VALUE]  # used by the free-form objects only

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import FastAPI
+from pydantic.json_schema import JsonSchemaValue
 
 from salesplan.mcp.compact import compact_output
 from salesplan.mcp.registry import TOOLS, ToolSpec
@@ -30,7 +31,7 @@ def publishes_output(spec: ToolSpec) -> bool:
     return spec.read_only and spec.run is None and spec.result is None
 
 
-def _success_schema(operation: dict[str, Any]) -> dict[str, Any] | None:
+def _success_schema(operation: dict[str, Any]) -> JsonSchemaValue | None:
     responses = operation.get("responses", {})
     for status in ("200", "201", "207"):
         content = responses.get(status, {}).get("content", {})
@@ -40,16 +41,16 @@ def _success_schema(operation: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def as_object(schema: dict[str, Any]) -> dict[str, Any]:
+def as_object(schema: JsonSchemaValue) -> JsonSchemaValue:
     """MCP requires an object output schema: anything else is wrapped as `{"result": …}`."""
     if schema.get("type") == "object":
         return schema
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
 
 
-def output_schemas(app: FastAPI) -> dict[str, dict[str, Any]]:
+def output_schemas(app: FastAPI) -> dict[str, JsonSchemaValue]:
     """Tool name → published output schema, for every read tool; computed once per app."""
-    cached: dict[str, dict[str, Any]] | None = getattr(app.state, "mcp_output_schemas", None)
+    cached: dict[str, JsonSchemaValue] | None = getattr(app.state, "mcp_output_schemas", None)
     if cached is not None:
         return cached
     document = app.openapi()
@@ -60,7 +61,7 @@ def output_schemas(app: FastAPI) -> dict[str, dict[str, Any]]:
         for op in item.values()
         if isinstance(op, dict) and "operationId" in op
     }
-    schemas: dict[str, dict[str, Any]] = {}
+    schemas: dict[str, JsonSchemaValue] = {}
     for name, spec in TOOLS.items():
         if not publishes_output(spec):
             continue

@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import uuid
-from typing import Any
+from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from fastapi.encoders import jsonable_encoder
@@ -36,7 +36,7 @@ from salesplan.kit.adapters import route_runner
 from salesplan.kit.uow import UnitOfWork
 from salesplan.mcp.call import OrganizationMemory, ToolCall
 from salesplan.mcp.derive import PARAMETERS, Parameters
-from salesplan.mcp.registry import ToolSpec
+from salesplan.mcp.registry import ToolArgs, ToolSpec
 from salesplan.ratelimit.limiter import RateLimiter
 
 log = logging.getLogger("salesplan.mcp")
@@ -53,7 +53,7 @@ MCP_ORGANIZATION_REQUIRED = (
 # --- results -----------------------------------------------------------------------------------
 
 
-def _text(data: Any) -> str:
+def _text(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -62,7 +62,7 @@ def error_result(exc: AppError) -> CallToolResult:
     return envelope_result(exc.envelope())
 
 
-def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
+def envelope_result(envelope: dict[str, object]) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=_text(envelope))],
         structured_content=envelope,
@@ -70,7 +70,7 @@ def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
     )
 
 
-def body_result(body: Any) -> CallToolResult:
+def body_result(body: object) -> CallToolResult:
     """The REST response body, as structured content and as the same JSON in a text block (for
     clients that read only text)."""
     if body is None:  # a 204 operation
@@ -85,7 +85,7 @@ def body_result(body: Any) -> CallToolResult:
 # --- what an MCP call brings to the pipeline ---------------------------------------------------
 
 
-def _headers_argument(arguments: dict[str, Any]) -> Any:
+def _headers_argument(arguments: Mapping[str, object]) -> object:
     headers = arguments.get("headers")
     if isinstance(headers, str):
         # Some clients send nested objects as JSON text.
@@ -94,7 +94,7 @@ def _headers_argument(arguments: dict[str, Any]) -> Any:
     return headers
 
 
-def _bucket_organization(headers: Any) -> str | None:
+def _bucket_organization(headers: object) -> str | None:
     """The raw organization value (for the rate-limit bucket, like REST's header)."""
     if isinstance(headers, dict):
         value = headers.get("xOrganizationId")
@@ -103,7 +103,7 @@ def _bucket_organization(headers: Any) -> str | None:
     return None
 
 
-def _named_organization(headers: Any) -> uuid.UUID | None:
+def _named_organization(headers: object) -> uuid.UUID | None:
     if headers is None:
         return None
     if not isinstance(headers, dict):
@@ -117,7 +117,7 @@ def _named_organization(headers: Any) -> uuid.UUID | None:
 
 
 def mcp_access(
-    principal: Principal, headers: Any, remembered: uuid.UUID | None, tool_name: str
+    principal: Principal, headers: object, remembered: uuid.UUID | None, tool_name: str
 ) -> Access:
     return Access(
         write=True,  # every MCP tool call is write traffic (spec "Rate limits")
@@ -147,11 +147,11 @@ def permitted(principal: Principal | None, spec: ToolSpec) -> bool:
     return principal.user_backed or not spec.user_token
 
 
-def _invalid(errors: list[dict[str, Any]]) -> ValidationFailed:
+def _invalid(errors: list[dict[str, object]]) -> ValidationFailed:
     return ValidationFailed(INVALID_ARGUMENTS, details={"errors": errors})
 
 
-def _validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+def _validate_arguments(spec: ToolSpec, arguments: Mapping[str, object]) -> ToolArgs:
     try:
         return spec.args.model_validate(arguments)
     except ValidationError as exc:
@@ -164,7 +164,9 @@ def _validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> Any:
 # --- the call ----------------------------------------------------------------------------------
 
 
-async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) -> CallToolResult:
+async def run_tool(
+    spec: ToolSpec, arguments: Mapping[str, object], request: Request
+) -> CallToolResult:
     """Pipeline, then the route (or the tool's own adapter). Every failure is a tool error with
     the REST envelope."""
     app = request.app
@@ -178,7 +180,7 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) 
     try:
         headers = _headers_argument(arguments)
         remembered = await memory.get()
-        call_state: dict[str, Any] = {"request_id": request_id}
+        call_state: dict[str, object] = {"request_id": request_id}
         ctx = await authorize(
             requirement(spec),
             mcp_access(principal, headers, remembered, spec.name),
@@ -209,7 +211,7 @@ async def run_tool(spec: ToolSpec, arguments: dict[str, Any], request: Request) 
         return error_result(AppError(details={"requestId": request_id}))
 
 
-def _query_value(name: str, value: Any) -> list[str]:
+def _query_value(name: str, value: object) -> list[str]:
     if value is None:
         return []
     if isinstance(value, bool):
@@ -224,7 +226,7 @@ def _query_value(name: str, value: Any) -> list[str]:
 
 
 def _arguments_request(
-    route: APIRoute, parameters: Parameters, arguments: dict[str, Any]
+    route: APIRoute, parameters: Parameters, arguments: Mapping[str, object]
 ) -> tuple[dict[str, str], list[tuple[str, str]], bytes | None]:
     """(path parameters, query pairs, JSON body) of the request the tool makes of its route."""
     known = {*parameters.path, *parameters.query, *parameters.body}
@@ -252,7 +254,7 @@ def _rest_validation(exc: RequestValidationError) -> ValidationFailed:
     return _invalid(errors)
 
 
-def _relocated(error: Any) -> ValidationFailed | None:
+def _relocated(error: object) -> ValidationFailed | None:
     """FastAPI's parameter and body errors as the whole app renders them (the handler's
     envelope, located on path / query / body) as the tool's arguments error, as
     `_rest_validation` makes it on the direct path; None for any other error."""
@@ -275,7 +277,7 @@ def _relocated(error: Any) -> ValidationFailed | None:
 
 
 async def _run_route(
-    spec: ToolSpec, arguments: dict[str, Any], state: dict[str, Any], request: Request
+    spec: ToolSpec, arguments: Mapping[str, object], state: dict[str, object], request: Request
 ) -> CallToolResult:
     routes: dict[str, APIRoute] = request.app.state.mcp_routes
     route = routes[spec.name]

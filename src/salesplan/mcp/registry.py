@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic.json_schema import JsonSchemaValue
 
 from salesplan.errors import ValidationFailed, validation_errors
 from salesplan.kit.pagination import (
@@ -69,7 +70,7 @@ class ToolArgs(BaseModel):
             ) from None
 
 
-def _list_schema_extra(schema: dict[str, Any], cls: type[Any]) -> None:
+def _list_schema_extra(schema: JsonSchemaValue, cls: type[ListArgs]) -> None:
     sort_by = schema.get("properties", {}).get("sortBy")
     if sort_by is not None:
         sort_by["enum"] = list(cls.sortable)
@@ -197,7 +198,7 @@ def mcp_tool(
     return decorator
 
 
-HEADERS_SCHEMA: dict[str, Any] = {
+HEADERS_SCHEMA: JsonSchemaValue = {
     "type": "object",
     "properties": {"xOrganizationId": {"type": "string"}},
 }
@@ -207,7 +208,7 @@ HEADERS_SCHEMA: dict[str, Any] = {
 SHARED_ARGUMENTS = ("page", "pageSize", "limit", "cursor", "sortBy", "order")
 
 
-def _tidy(prop: dict[str, Any]) -> dict[str, Any]:
+def _tidy(prop: JsonSchemaValue) -> JsonSchemaValue:
     """An optional argument reads as its type (`null` is still accepted), without titles."""
     prop = {k: v for k, v in prop.items() if k != "title"}
     options = prop.get("anyOf")
@@ -230,7 +231,7 @@ def _own_arguments(args: type[ToolArgs]) -> list[str]:
     return [f.alias or n for n, f in args.model_fields.items() if n not in inherited]
 
 
-def input_schema(spec: ToolSpec) -> dict[str, Any]:
+def input_schema(spec: ToolSpec) -> JsonSchemaValue:
     """The tool's JSON schema: its arguments (required ones first) plus the optional `headers`."""
     schema = spec.args.model_json_schema(by_alias=True)
     schema.pop("title", None)

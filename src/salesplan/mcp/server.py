@@ -115,7 +115,7 @@ class _RawArguments(ArgModelBase):
 
     model_config = ConfigDict(extra="allow")
 
-    def model_dump_one_level(self) -> dict[str, Any]:
+    def model_dump_one_level(self) -> dict[str, object]:
         return {"arguments": dict(self.model_extra or {})}
 
 
@@ -163,7 +163,7 @@ def selection_of(request: Request) -> Selection:
     return selection if isinstance(selection, Selection) else EVERYTHING
 
 
-def permitted_listing(ctx: ServerRequestContext[Any, Any], result: Any) -> ListToolsResult:
+def permitted_listing(ctx: ServerRequestContext[Any, Any], result: object) -> ListToolsResult:
     """The SDK's tools/list answer, cut to the tools the caller's token may call and the
     toolsets (and read-only mode) it asked for, with their output schemas, in a deterministic
     order (by name) whatever the registration order."""

@@ -24,11 +24,11 @@ router = APIRouter(tags=["meta"])
 health_router = APIRouter()
 
 
-def meta_document(request: Request) -> dict[str, Any]:
+def meta_document(request: Request) -> dict[str, object]:
     return build_meta_document(request.app.state.settings, request.app.state.rate_limiter)
 
 
-def build_meta_document(settings: Settings, limiter: RateLimiter) -> dict[str, Any]:
+def build_meta_document(settings: Settings, limiter: RateLimiter) -> dict[str, object]:
     """The /meta body; shared by the REST route and the MCP tool `getMeta`."""
     return {
         "name": "salesplan",

@@ -33,17 +33,18 @@ import json
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.applications import Starlette
 from starlette.requests import Request
 
 from salesplan.auth.scopes import APPROVED_SCOPES, parse_scopes
+from salesplan.config import Settings
 from salesplan.errors import RateLimited
 from salesplan.kit import outbound
 from salesplan.models.oauth import OAuthApp
@@ -100,7 +101,7 @@ class ClientMetadata:
     client_uri: str | None
 
 
-def _https(document: dict[str, Any], name: str) -> str | None:
+def _https(document: Mapping[str, object], name: str) -> str | None:
     value = document.get(name)
     if isinstance(value, str) and value.startswith("https://") and len(value) <= 2000:
         return value
@@ -182,7 +183,7 @@ def cache_seconds(cache_control: str | None) -> int:
 class ClientDocuments:
     """Fetches and caches the metadata documents (one per app: `documents(app)`)."""
 
-    def __init__(self, settings: Any) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.policy = outbound.policy(settings)
         self._cache: OrderedDict[str, tuple[float, ClientMetadata]] = OrderedDict()
 
@@ -240,7 +241,7 @@ class ClientDocuments:
         return parse_document(url, b"".join(chunks)), cache_seconds(cache_control)
 
 
-def documents(app: Any) -> ClientDocuments:
+def documents(app: Starlette) -> ClientDocuments:
     """The app's document cache (created on first use)."""
     found = getattr(app.state, "client_documents", None)
     if found is None:

@@ -3,8 +3,6 @@ protected-resource metadata (bare and `/mcp` path forms). Public, no rate limit.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from salesplan.auth.dependencies import public
@@ -15,7 +13,7 @@ from salesplan.oauth.apps import AUTH_METHODS, GRANT_TYPES
 router = APIRouter(tags=["oauth"])
 
 
-def authorization_server_metadata(public_url: str) -> dict[str, Any]:
+def authorization_server_metadata(public_url: str) -> dict[str, object]:
     api = f"{public_url}/api/v1"
     return {
         "issuer": public_url,
@@ -38,7 +36,7 @@ def authorization_server_metadata(public_url: str) -> dict[str, Any]:
     }
 
 
-def protected_resource_metadata(public_url: str) -> dict[str, Any]:
+def protected_resource_metadata(public_url: str) -> dict[str, object]:
     return {
         "resource": f"{public_url}/mcp",
         "authorization_servers": [public_url],
@@ -55,7 +53,7 @@ def protected_resource_metadata(public_url: str) -> dict[str, Any]:
     summary="OAuth 2.0 authorization server metadata (RFC 8414)",
     openapi_extra=public(),
 )
-async def oauth_authorization_server(request: Request) -> dict[str, Any]:
+async def oauth_authorization_server(request: Request) -> dict[str, object]:
     return authorization_server_metadata(request.app.state.settings.public_url)
 
 
@@ -71,5 +69,5 @@ async def oauth_authorization_server(request: Request) -> dict[str, Any]:
     summary="The same metadata at the path form of the MCP resource (RFC 9728 §3.1)",
     openapi_extra=public(),
 )
-async def oauth_protected_resource(request: Request) -> dict[str, Any]:
+async def oauth_protected_resource(request: Request) -> dict[str, object]:
     return protected_resource_metadata(request.app.state.settings.public_url)

@@ -4,11 +4,12 @@ RFC 6749 shape, per-IP limits on registration and token (a 429 there is RFC-shap
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from fastapi import APIRouter, Request
 from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse, Response
 
 from salesplan.auth.dependencies import limit_by_ip, public
@@ -45,14 +46,14 @@ def _metadata_error(description: str) -> OAuthError:
     return OAuthError("invalid_client_metadata", description)
 
 
-def _string_list(body: dict[str, Any], name: str, default: list[str]) -> list[str]:
+def _string_list(body: Mapping[str, object], name: str, default: list[str]) -> list[str]:
     value = body.get(name, default)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _metadata_error(f"{name} must be an array of strings.")
     return list(dict.fromkeys(value))
 
 
-def _optional_https(body: dict[str, Any], name: str) -> str | None:
+def _optional_https(body: Mapping[str, object], name: str) -> str | None:
     value = body.get(name)
     if value is None:
         return None
@@ -160,7 +161,7 @@ async def authorize(request: Request, session: SessionDep) -> Response:
     return await page(request, session)
 
 
-def _form_fields(form: Any) -> dict[str, str]:
+def _form_fields(form: FormData) -> dict[str, str]:
     fields: dict[str, str] = {}
     for name in form:
         values = form.getlist(name)

@@ -6,7 +6,7 @@ Services never commit; they flush so that the renderers read what was written.""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,17 +17,18 @@ from salesplan.kit.clock import utcnow
 from salesplan.kit.events import emit
 from salesplan.kit.ids import uuid7
 from salesplan.kit.patch import reject_nulls
+from salesplan.kit.schemas import StrictBody
 from salesplan.kit.scoping import get_scoped, not_found
 from salesplan.models.identity import Membership
-from salesplan.models.plans import Plan
+from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import write_repository as writes
 from salesplan.plans.events import PlanUpdated
-from salesplan.plans.write_repository import Db
+from salesplan.plans.write_repository import Child, Db
 
 MAX_GOAL_DEPTH = 5
 
 
-def missing(field: str, what: str, value: Any) -> Unprocessable:
+def missing(field: str, what: str, value: object) -> Unprocessable:
     return Unprocessable(
         f"{what} {value} does not exist in this organization.",
         details={"field": field, "id": str(value)},
@@ -46,8 +47,12 @@ async def live_plan(session: AsyncSession, ctx: RequestContext, plan_id: uuid.UU
 
 
 async def live_child(
-    session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
-) -> Any:
+    session: AsyncSession,
+    ctx: RequestContext,
+    model: type[Child],
+    plan_id: uuid.UUID,
+    row_id: uuid.UUID,
+) -> Child:
     """A child row written in a live plan: the plan locked, the row found, in the order
     contract §2 puts them: existence (404) before semantics (422, an archived plan)."""
     plan = await _locked_plan(session, ctx, plan_id)
@@ -85,8 +90,12 @@ def _refuse_archived(plan: Plan) -> None:
 
 
 async def child_row(
-    session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
-) -> Any:
+    session: AsyncSession,
+    ctx: RequestContext,
+    model: type[Child],
+    plan_id: uuid.UUID,
+    row_id: uuid.UUID,
+) -> Child:
     row = await writes.child_object(session, ctx, model, plan_id, row_id)
     if row is None:
         raise not_found(model, row_id)
@@ -128,7 +137,7 @@ async def check_owners(
             raise missing("subscriberOwnerIds", "User", min(absent, key=str))
 
 
-def not_of_account(field: str, value: Any) -> Unprocessable:
+def not_of_account(field: str, value: object) -> Unprocessable:
     return Unprocessable(
         f"Contact {value} is not a contact of the plan's account.",
         details={"field": field, "id": str(value)},
@@ -155,24 +164,26 @@ def new_id() -> uuid.UUID:
 async def open_patch(
     session: AsyncSession,
     ctx: RequestContext,
-    model: Any,
+    model: type[Child],
     plan_id: uuid.UUID,
     row_id: uuid.UUID,
-    body: Any,
+    body: StrictBody,
     not_null: Iterable[str],
-) -> tuple[Any, dict[str, Any]]:
+) -> tuple[Child, dict[str, Any]]:
     """The start every PATCH of a plan's child shares: the plan live and locked, the row found
     (404 before 422), no null where none may be, and a named milestone live in this plan.
     Answers the row and what was sent."""
     row = await live_child(session, ctx, model, plan_id, row_id)
-    sent: dict[str, Any] = body.sent()
+    sent = body.sent()
     reject_nulls(sent, not_null)
     if sent.get("milestone_id") is not None:
         await check_milestone(session, ctx, plan_id, sent["milestone_id"])
     return row, sent
 
 
-async def close_patch(session: AsyncSession, row: Any, sent: dict[str, Any]) -> None:
+async def close_patch(
+    session: AsyncSession, row: PlanMilestone | PlanGoal | PlanTask, sent: Mapping[str, object]
+) -> None:
     """Write what was sent onto the row, stamp it, and flush."""
     for key, value in sent.items():
         setattr(row, key, value)

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, TypeVar, Unpack
+from typing import Annotated, Generic, TypeVar, Unpack
 
 from fastapi import APIRouter
 from pydantic import BaseModel
@@ -22,8 +22,8 @@ from salesplan.kit.list_query import CursorCodecDep, list_params
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.responses import json_response
 from salesplan.kit.routes import Declared, Default, Flag, Run, endpoint, only_id
+from salesplan.kit.scoping import SqlColumn
 from salesplan.kit.uow import UnitOfWork
-from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans import service
 from salesplan.plans.dependencies import (
@@ -35,6 +35,7 @@ from salesplan.plans.dependencies import (
     listed,
 )
 from salesplan.plans.render import Obj
+from salesplan.plans.write_repository import Child as ChildModel
 
 BodyT = TypeVar("BodyT", bound=BaseModel)
 View = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitable[Obj]]
@@ -42,7 +43,7 @@ Change = Callable[[AsyncSession, RequestContext, uuid.UUID, uuid.UUID], Awaitabl
 
 
 @dataclass(frozen=True)
-class Child:
+class Child(Generic[ChildModel]):
     """One kind of a plan's children, at `/{planId}/<noun>s/{<id_name>}` on `router`, and its
     list, create, read, update, archive and restore routes: operations `<verb>Plan<noun>`,
     route functions `<verb>_<noun>` of `module`, answering `view` (archive: 204). Each
@@ -53,7 +54,7 @@ class Child:
     module: str
     noun: str
     id_name: str
-    model: type[PlanMilestone] | type[PlanGoal] | type[PlanTask]
+    model: type[ChildModel]
     tags: list[str | Enum]
     out: type[BaseModel]
     view: View
@@ -63,7 +64,7 @@ class Child:
         listing: type[BaseModel],
         doc: str,
         sortable: tuple[str, ...],
-        sort_columns: Mapping[str, object],
+        sort_columns: Mapping[str, SqlColumn],
         *,
         default_sort: str = "createdAt",
         **filters: Default,

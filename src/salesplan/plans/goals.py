@@ -8,7 +8,6 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -43,11 +42,12 @@ from salesplan.plans.schemas import (
     GoalSeed,
     GoalUpdate,
 )
+from salesplan.plans.write_repository import Child
 
 GOAL_SORT = repo.GOAL_SORT
 
 
-def goal_row(fields: GoalFields, plan: Plan, **extra: Any) -> PlanGoal:
+def goal_row(fields: GoalFields, plan: Plan, **extra: uuid.UUID | None) -> PlanGoal:
     data = fields.model_dump(exclude={"child_goals", "milestone_id", "parent_goal_id"})
     return PlanGoal(organization_id=plan.organization_id, plan_id=plan.id, **data, **extra)
 
@@ -88,7 +88,10 @@ def seed_goals(
 
 
 async def goal_links(
-    session: AsyncSession, ctx: RequestContext, plan_id: uuid.UUID, archived_at: Any = None
+    session: AsyncSession,
+    ctx: RequestContext,
+    plan_id: uuid.UUID,
+    archived_at: datetime | None = None,
 ) -> dict[uuid.UUID, uuid.UUID | None]:
     """id → parent id of the plan's live goals (or of those archived at `archived_at`)."""
     rows = await writes.goal_link_rows(session, ctx, plan_id, archived=archived_at is not None)
@@ -219,7 +222,11 @@ async def restore_goal(
 
 
 async def archive_child(
-    session: AsyncSession, ctx: RequestContext, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
+    session: AsyncSession,
+    ctx: RequestContext,
+    model: type[Child],
+    plan_id: uuid.UUID,
+    row_id: uuid.UUID,
 ) -> None:
     row = await live_child(session, ctx, model, plan_id, row_id)
     if row.archived_at is not None:
@@ -228,7 +235,9 @@ async def archive_child(
     row.archived_at = now
     org = ctx.organization_id
     if model is PlanGoal:
-        descendants = await goal_descendants(session, ctx, plan_id, row_id, archived_at=None)
+        descendants: list[uuid.UUID] = await goal_descendants(
+            session, ctx, plan_id, row_id, archived_at=None
+        )
         await writes.set_goals_archived(session, descendants, now)
         for archived in (row_id, *descendants):
             emit(session, GoalDeleted(org, plan_id, archived))

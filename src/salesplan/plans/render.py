@@ -7,11 +7,13 @@ nothing else."""
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-Row = Any
+# A row of a table's wire columns (`TASK_KEYS`, …), in that order: read only by `zip`.
+Row = Iterable[object]
 Obj = dict[str, Any]
 
 PLAN_KEYS = (
@@ -116,13 +118,13 @@ class PlanTree:
         self.milestone_by_id = {m["id"]: m for m in ms}
         # Rows come oldest first (created_at, id); milestones are reordered by sortIndex.
         self.tasks = [task_dict(r) for r in tasks]
-        self.tasks_by_milestone: dict[Any, list[Obj]] = defaultdict(list)
+        self.tasks_by_milestone: dict[uuid.UUID, list[Obj]] = defaultdict(list)
         for t in self.tasks:
             if t["milestoneId"] is not None:
                 self.tasks_by_milestone[t["milestoneId"]].append(t)
         self.goals = [goal_base(r) for r in goals]
         self.goal_by_id = {g["id"]: g for g in self.goals}
-        self.children: dict[Any, list[Obj]] = defaultdict(list)
+        self.children: dict[uuid.UUID, list[Obj]] = defaultdict(list)
         for g in self.goals:
             if g["parentGoalId"] is not None:
                 self.children[g["parentGoalId"]].append(g)

@@ -14,9 +14,11 @@ from datetime import date
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     DateTime,
-    Row,
     Select,
+    SQLColumnExpression,
+    Table,
     Update,
     bindparam,
     or_,
@@ -28,9 +30,18 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.driver import DriverStatement
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
+from salesplan.kit.repository import table_of
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import AnyRow, TenantScope, scoped, scoped_by_parameter
+from salesplan.kit.scoping import (
+    AnyRow,
+    AnySelect,
+    SqlColumn,
+    TenantScope,
+    scoped,
+    scoped_by_parameter,
+)
 from salesplan.kit.search import contains_ci
+from salesplan.models.base import Base
 from salesplan.models.crm import BuyingGroup, Opportunity
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans.render import (
@@ -42,24 +53,25 @@ from salesplan.plans.render import (
     wire_attribute,
 )
 
-P: Any = Plan.__table__
-M: Any = PlanMilestone.__table__
-G: Any = PlanGoal.__table__
-T: Any = PlanTask.__table__
+P = table_of(Plan)
+M = table_of(PlanMilestone)
+G = table_of(PlanGoal)
+T = table_of(PlanTask)
 
 
 _PLAIN_DATETIME = DateTime(timezone=True)
 
 
-def wire_columns(table: Any, keys: Sequence[str]) -> list[Any]:
+def wire_columns(table: Table, keys: Sequence[str]) -> list[SQLColumnExpression[object]]:
     """The table's columns in wire order. Date-times skip the UTCDateTime decorator: asyncpg
     already answers aware UTC values and the renderer reads SQLite's naive ones as UTC."""
-    columns = []
+    columns: list[SQLColumnExpression[object]] = []
     for key in keys:
         column = table.c[wire_attribute(key)]
         if isinstance(column.type, type(P.c.created_at.type)):
-            column = type_coerce(column, _PLAIN_DATETIME).label(column.name)
-        columns.append(column)
+            columns.append(type_coerce(column, _PLAIN_DATETIME).label(column.name))
+        else:
+            columns.append(column)
     return columns
 
 
@@ -67,7 +79,7 @@ PLAN_COLUMNS = wire_columns(P, PLAN_KEYS)
 MILESTONE_COLUMNS = wire_columns(M, MILESTONE_KEYS)
 GOAL_COLUMNS = wire_columns(G, GOAL_KEYS)
 TASK_COLUMNS = wire_columns(T, TASK_KEYS)
-COLUMNS: dict[Any, list[Any]] = {
+COLUMNS: dict[type[Base], list[SQLColumnExpression[object]]] = {
     Plan: PLAN_COLUMNS,
     PlanMilestone: MILESTONE_COLUMNS,
     PlanGoal: GOAL_COLUMNS,
@@ -85,16 +97,16 @@ GOAL_SORT = {"createdAt": G.c.created_at, "updatedAt": G.c.updated_at, "title": 
 TASK_SORT = {"createdAt": T.c.created_at, "updatedAt": T.c.updated_at, "title": T.c.title}
 
 
-def plan_select() -> Select[Any]:
+def plan_select() -> AnySelect:
     return select(*PLAN_COLUMNS)
 
 
-async def plan_row(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> Row[Any] | None:
+async def plan_row(conn: AsyncConnection, ctx: TenantScope, plan_id: uuid.UUID) -> AnyRow | None:
     stmt = scoped(plan_select().where(P.c.id == plan_id), ctx, Plan)
     return (await conn.execute(stmt)).first()
 
 
-def _of_plans(table: Any, plan_ids: Sequence[uuid.UUID]) -> Any:
+def _of_plans(table: Table, plan_ids: Sequence[uuid.UUID]) -> ColumnElement[bool]:
     # One plan (getPlan) binds one parameter: cheaper to compile than an expanding IN.
     if len(plan_ids) == 1:
         return table.c.plan_id == plan_ids[0]
@@ -106,7 +118,7 @@ _CHILDREN = ((PlanMilestone, M), (PlanGoal, G), (PlanTask, T))
 
 async def child_rows(
     conn: AsyncConnection, ctx: TenantScope, plan_ids: Sequence[uuid.UUID]
-) -> tuple[Sequence[Row[Any]], Sequence[Row[Any]], Sequence[Row[Any]]]:
+) -> tuple[Sequence[AnyRow], Sequence[AnyRow], Sequence[AnyRow]]:
     """Live milestones, goals and tasks of the plans, oldest first: three statements whatever
     the size."""
     out = []
@@ -133,7 +145,7 @@ async def plan_trees(
     if not plan_ids:
         return {}
     milestones, goals, tasks = await child_rows(conn, ctx, plan_ids)
-    grouped: dict[uuid.UUID, list[list[Any]]] = defaultdict(lambda: [[], [], []])
+    grouped: dict[uuid.UUID, list[list[AnyRow]]] = defaultdict(lambda: [[], [], []])
     for i, rows in enumerate((milestones, goals, tasks)):
         for r in rows:
             grouped[r.plan_id][i].append(r)
@@ -141,9 +153,13 @@ async def plan_trees(
 
 
 async def one_row(
-    conn: AsyncConnection, ctx: TenantScope, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
-) -> Row[Any] | None:
-    table = model.__table__
+    conn: AsyncConnection,
+    ctx: TenantScope,
+    model: type[Base],
+    plan_id: uuid.UUID,
+    row_id: uuid.UUID,
+) -> AnyRow | None:
+    table = table_of(model)
     stmt = scoped(
         select(*COLUMNS[model]).where(table.c.id == row_id, table.c.plan_id == plan_id),
         ctx,
@@ -163,7 +179,7 @@ _PLAN_ROW = scoped_by_parameter(
 NEXT_VERSION = P.c.version + 1
 
 
-def bump(ids: Any, updated_at: Any = P.c.updated_at) -> Update:
+def bump(ids: Sequence[object] | Select[uuid.UUID], updated_at: object = P.c.updated_at) -> Update:
     """UPDATE plans SET version = version + 1 for `ids` (a collection or a subquery). The
     plans' `updated_at` is kept (the writes stamp it when they run, so that what they render
     shows it), unless `updated_at` gives the new value."""
@@ -213,7 +229,7 @@ def _list_query(
     entity_id: bool,
     account_id: bool,
     updated_since: bool = False,
-) -> Any:
+) -> AnySelect:
     """listPlans' statement for one combination of filters, built once: the organization and
     the filters' values are its parameters (see `list_plans`)."""
     stmt = scoped_by_parameter(plan_select(), Plan)
@@ -226,11 +242,11 @@ def _list_query(
     if search:
         stmt = stmt.where(contains_ci(P.c.name, bindparam("search", type_=P.c.name.type)))
 
-    def account_groups(name: str) -> Any:
+    def account_groups(name: str) -> Select[uuid.UUID]:
         groups = select(BuyingGroup.id).where(BuyingGroup.account_id == bindparam(name))
         return scoped_by_parameter(groups, BuyingGroup)
 
-    def account_opportunities(name: str) -> Any:
+    def account_opportunities(name: str) -> Select[uuid.UUID]:
         deals = select(Opportunity.id).where(Opportunity.account_id == bindparam(name))
         return scoped_by_parameter(deals, Opportunity)
 
@@ -259,7 +275,7 @@ async def plan_page(
     conn: AsyncConnection,
     params: ListParams,
     codec: CursorCodec,
-    values: dict[str, Any],
+    values: dict[str, object],
     **shape: bool,
 ) -> tuple[list[Any], PaginationMeta]:
     """One page of listPlans: the statement of the filters' `shape` (built once), run with
@@ -276,15 +292,15 @@ async def plan_page(
 
 
 def child_filters(
-    model: Any,
+    model: type[Base],
     *,
     milestone_id: uuid.UUID | None = None,
     completed: bool | None = None,
     assigned_to_id: uuid.UUID | None = None,
-) -> list[Any]:
+) -> list[ColumnElement[bool]]:
     """listPlanGoals' and listPlanTasks' optional filters."""
-    table = model.__table__
-    where: list[Any] = []
+    table = table_of(model)
+    where: list[ColumnElement[bool]] = []
     if completed is not None:
         where.append(table.c.completed.is_(completed))
     if milestone_id is not None:
@@ -298,16 +314,16 @@ async def child_page(
     conn: AsyncConnection,
     ctx: TenantScope,
     plan_id: uuid.UUID,
-    model: Any,
+    model: type[Base],
     params: ListParams,
     codec: CursorCodec,
     *,
     include_archived: bool,
-    where: Sequence[Any],
-    sort_columns: Mapping[str, Any],
+    where: Sequence[ColumnElement[bool]],
+    sort_columns: Mapping[str, SqlColumn],
 ) -> tuple[list[Any], PaginationMeta]:
     """One page of a plan's milestones, goals or tasks."""
-    table = model.__table__
+    table = table_of(model)
     stmt = scoped(select(*COLUMNS[model]).where(table.c.plan_id == plan_id, *where), ctx, model)
     if not include_archived:
         stmt = stmt.where(table.c.archived_at.is_(None))

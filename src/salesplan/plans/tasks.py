@@ -42,7 +42,9 @@ from salesplan.plans.schemas import (
 TASK_SORT = repo.TASK_SORT
 
 
-def task_row(fields: TaskFields, plan: Plan, ctx: RequestContext, **extra: Any) -> PlanTask:
+def task_row(
+    fields: TaskFields, plan: Plan, ctx: RequestContext, **extra: uuid.UUID | None
+) -> PlanTask:
     data = fields.model_dump(exclude={"milestone_id"})
     return PlanTask(
         organization_id=plan.organization_id,
@@ -71,7 +73,7 @@ async def create_task(
 # --- updatePlanTask: the hot write, in Core on the driver ------------------------------------
 
 
-def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict[str, Any]:
+def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict[str, object]:
     return {
         "plan_id": plan_id,
         "task_id": task_id,
@@ -80,7 +82,7 @@ def _params(ctx: RequestContext, plan_id: uuid.UUID, task_id: uuid.UUID) -> dict
     }
 
 
-def _set(params: dict[str, Any], sent: dict[str, Any]) -> None:
+def _set(params: dict[str, object], sent: Mapping[str, object]) -> None:
     """The statement's `new_…` values of what was sent."""
     for key, value in sent.items():
         params[f"new_{key}"] = value
@@ -102,7 +104,7 @@ async def update_task_at_once(
     plan or task, or an archived plan): then `update_task`, in a transaction, finds the
     exact answer. One round trip instead of four (BEGIN, lock and bump, UPDATE, COMMIT), and
     the plan's row lock held for one statement."""
-    sent: dict[str, Any] = body.sent()
+    sent = body.sent()
     if conn.dialect.name != "postgresql" or _may_be_refused(sent):
         return None
     # The statement does the bump itself; anything else following the write (a webhook's
@@ -122,7 +124,9 @@ async def update_task_at_once(
 _EVENTS = (TaskUpdated, TaskCompleted, PlanUpdated)
 
 
-def _completed(task: dict[str, Any], sent: dict[str, Any], params: dict[str, Any]) -> bool:
+def _completed(
+    task: Mapping[str, object], sent: Mapping[str, object], params: Mapping[str, object]
+) -> bool:
     """Whether this write completed the task: completedAt is its own stamp (a task already
     completed keeps its stamp)."""
     completed_at = task.get("completedAt")
@@ -160,7 +164,7 @@ async def save_task(
     return task
 
 
-def _may_be_refused(sent: dict[str, Any]) -> bool:
+def _may_be_refused(sent: Mapping[str, object]) -> bool:
     """Whether something sent may be refused: a null where none may be, or a reference."""
     nulls = any(k in sent and sent[k] is None for k in TaskUpdate.not_null)
     return nulls or sent.get("milestone_id") is not None or sent.get("assigned_to_id") is not None
@@ -186,7 +190,7 @@ async def update_task(
     milestone and the assignee (422). When something sent or the plan's state could be
     refused, the task's existence is read first; otherwise the UPDATE finding no row is the
     task's 404."""
-    sent: dict[str, Any] = body.sent()
+    sent = body.sent()
     params = _params(ctx, plan_id, task_id)
     plan = await writes.LOCK_AND_STAMP.fetchrow(conn, params)
     if plan is None:

@@ -9,13 +9,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.auth.principal import RequestContext
 from salesplan.errors import NotFound
 from salesplan.kit.pagination import CursorCodec, ListParams
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, get_scoped
+from salesplan.kit.scoping import SqlColumn, TenantScope, get_scoped
+from salesplan.models.base import Base
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans import repository as repo
 from salesplan.plans.render import (
@@ -120,13 +122,13 @@ async def list_children(
     session: AsyncSession,
     ctx: RequestContext,
     plan_id: uuid.UUID,
-    model: Any,
+    model: type[Base],
     params: ListParams,
     codec: CursorCodec,
     *,
     include_archived: bool,
-    where: Sequence[Any] = (),
-    sort_columns: Mapping[str, Any],
+    where: Sequence[ColumnElement[bool]] = (),
+    sort_columns: Mapping[str, SqlColumn],
 ) -> tuple[list[Obj], PaginationMeta]:
     await get_scoped(session, Plan, ctx, plan_id)
     conn = await session.connection()

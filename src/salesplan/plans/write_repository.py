@@ -7,26 +7,45 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from datetime import datetime
+from typing import TypeVar
 
-from sqlalchemy import bindparam, case, exists, func, select, update
+from sqlalchemy import (
+    BindParameter,
+    ColumnElement,
+    Row,
+    ScalarSelect,
+    Update,
+    bindparam,
+    case,
+    exists,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.driver import DriverStatement
+from salesplan.kit.repository import table_of
 from salesplan.kit.scoping import (
     TenantScope,
     organization_parameter,
     scoped,
     scoped_by_parameter,
 )
-from salesplan.models.crm import BuyingGroup, Contact, Opportunity
+from salesplan.models.base import Base
+from salesplan.models.crm import Account, BuyingGroup, Contact, Opportunity
 from salesplan.models.identity import Membership
-from salesplan.models.plans import PlanGoal, PlanMilestone
+from salesplan.models.plans import PlanGoal, PlanMilestone, PlanTask
 from salesplan.plans.changes import changed
+from salesplan.plans.render import TASK_KEYS, wire_attribute
 from salesplan.plans.repository import TASK_COLUMNS, P, T, bump
 
 Db = AsyncSession | AsyncConnection
+# A plan's child: a milestone, goal or task.
+Child = TypeVar("Child", PlanMilestone, PlanGoal, PlanTask)
 
 # --- checks ---------------------------------------------------------------------------------
 
@@ -49,7 +68,7 @@ _LIVE_MILESTONE = DriverStatement(
 )
 
 
-def plan_account(plan_id: Any) -> Any:
+def plan_account(plan_id: uuid.UUID | ColumnElement[uuid.UUID]) -> ScalarSelect[uuid.UUID]:
     """The account of the plan `plan_id` (a scalar subquery): its buying group's or its
     opportunity's; null for a USER plan."""
     return (
@@ -101,8 +120,8 @@ async def is_assignable(
 
 
 async def account_contact_ids(
-    session: AsyncSession, ctx: TenantScope, plan_id: uuid.UUID, ids: Collection[Any]
-) -> set[Any]:
+    session: AsyncSession, ctx: TenantScope, plan_id: uuid.UUID, ids: Collection[uuid.UUID]
+) -> set[uuid.UUID]:
     """Which of `ids` are live contacts of the plan's account."""
     stmt = scoped(
         select(Contact.id).where(
@@ -134,22 +153,35 @@ async def is_live_milestone(
 
 
 async def child_object(
-    session: AsyncSession, ctx: TenantScope, model: Any, plan_id: uuid.UUID, row_id: uuid.UUID
-) -> Any:
+    session: AsyncSession,
+    ctx: TenantScope,
+    model: type[Child],
+    plan_id: uuid.UUID,
+    row_id: uuid.UUID,
+) -> Child | None:
     """The plan's milestone, goal or task `row_id` (an ORM object), or None."""
     stmt = scoped(select(model).where(model.id == row_id, model.plan_id == plan_id), ctx, model)
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
 async def existing_ids(
-    session: AsyncSession, ctx: TenantScope, model: Any, column: Any, ids: Collection[Any]
-) -> set[Any]:
+    session: AsyncSession,
+    ctx: TenantScope,
+    model: type[Base],
+    column: InstrumentedAttribute[uuid.UUID],
+    ids: Collection[uuid.UUID],
+) -> set[uuid.UUID]:
     """Which of `ids` (values of `column`) name rows of `model` in the organization."""
     stmt = scoped(select(column).where(column.in_(ids)), ctx, model)
     return set((await session.execute(stmt)).scalars())
 
 
-async def is_live(session: AsyncSession, ctx: TenantScope, model: Any, row_id: uuid.UUID) -> bool:
+async def is_live(
+    session: AsyncSession,
+    ctx: TenantScope,
+    model: type[Account] | type[BuyingGroup] | type[Opportunity],
+    row_id: uuid.UUID,
+) -> bool:
     """Whether `model` (an account, buying group or opportunity) has a live row `row_id`."""
     stmt = scoped(
         select(model.id).where(model.id == row_id, model.archived_at.is_(None)), ctx, model
@@ -207,7 +239,7 @@ async def live_milestones(
 
 async def goal_link_rows(
     session: AsyncSession, ctx: TenantScope, plan_id: uuid.UUID, *, archived: bool
-) -> Sequence[Any]:
+) -> Sequence[Row[uuid.UUID, uuid.UUID | None, datetime | None]]:
     """(id, parent_goal_id, archived_at) of the plan's live goals, or of its archived ones."""
     cond = PlanGoal.archived_at.is_not(None) if archived else PlanGoal.archived_at.is_(None)
     stmt = scoped(
@@ -224,14 +256,17 @@ async def goal_link_rows(
 
 
 async def update_children(
-    session: AsyncSession, model: Any, where: Sequence[Any], values: Mapping[str, Any]
+    session: AsyncSession,
+    model: type[PlanMilestone] | type[PlanGoal] | type[PlanTask],
+    where: Sequence[ColumnElement[bool]],
+    values: Mapping[str, object],
 ) -> None:
     """UPDATE `model` (PlanMilestone, PlanGoal or PlanTask) SET `values` WHERE `where`, in
     one statement, announcing every plan owning a row it matches. The owners are stamped
     (`updated_at`, as every write to a plan's content does) first, in one statement that
     answers them: their rows locked in the order every plan write takes its locks (the plan,
     then its rows)."""
-    table = model.__table__
+    table = table_of(model)
     owned = select(table.c.plan_id).where(*where).distinct()
     owners = update(P).where(P.c.id.in_(owned)).values(updated_at=utcnow()).returning(P.c.id)
     for plan_id in (await session.execute(owners)).scalars():
@@ -241,7 +276,7 @@ async def update_children(
 
 
 async def update_plans(
-    session: AsyncSession, where: Sequence[Any], values: Mapping[str, Any]
+    session: AsyncSession, where: Sequence[ColumnElement[bool]], values: Mapping[str, object]
 ) -> None:
     """UPDATE plans SET `values` WHERE `where`, announcing every plan it matches."""
     statement = update(P).where(*where).values(dict(values)).returning(P.c.id)
@@ -250,7 +285,7 @@ async def update_plans(
 
 
 async def set_goals_archived(
-    session: AsyncSession, goal_ids: Sequence[uuid.UUID], archived_at: Any
+    session: AsyncSession, goal_ids: Sequence[uuid.UUID], archived_at: datetime | None
 ) -> None:
     """One statement for a whole subtree (the ids come from the plan's scoped goal links)."""
     if goal_ids:
@@ -261,7 +296,7 @@ async def set_goals_archived(
 
 # --- updatePlanTask: the hot write, in Core on the driver (plans/tasks.py) -------------------
 
-_IDS: dict[str, Any] = {
+_IDS: dict[str, BindParameter[uuid.UUID]] = {
     "plan_id": bindparam("plan_id"),
     "task_id": bindparam("task_id"),
     "organization_id": bindparam("organization_id"),
@@ -293,7 +328,9 @@ def task_update(keys: frozenset[str]) -> DriverStatement:
     `updated_at`, answering the task's wire columns: one statement per set of keys, built
     once. `completed_at` follows `completed` from the row's own current value: kept when
     `completed` does not change, else the new value (now, or null when reopened)."""
-    values: dict[Any, Any] = {T.c[k]: bindparam(f"new_{k}", type_=T.c[k].type) for k in keys}
+    values: dict[ColumnElement[object], ColumnElement[object]] = {
+        T.c[k]: bindparam(f"new_{k}", type_=T.c[k].type) for k in keys
+    }
     if "completed" in keys:
         values[T.c.completed_at] = case(
             (
@@ -327,8 +364,9 @@ def task_update_at_once(keys: frozenset[str]) -> DriverStatement:
     committed version (READ COMMITTED re-reads a row updated while the statement waited)."""
     locked = select(P.c.id, P.c.archived_at).where(_THE_PLAN).with_for_update().cte("locked")
     live = select(locked.c.id).where(locked.c.archived_at.is_(None)).scalar_subquery()
-    update_task: Any = task_update(keys).statement
+    update_task = task_update(keys).statement
+    assert isinstance(update_task, Update)
     written = update_task.where(T.c.plan_id == live).cte("written")
     bumped = bump(select(written.c.plan_id), bindparam("new_updated_at")).cte("bumped")
-    columns = [written.c[column.name] for column in TASK_COLUMNS]
+    columns = [written.c[wire_attribute(key)] for key in TASK_KEYS]
     return DriverStatement(select(*columns).add_cte(bumped))

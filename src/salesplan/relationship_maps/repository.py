@@ -6,15 +6,32 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from datetime import datetime
+from typing import NamedTuple, TypeVar, TypeVarTuple
 
-from sqlalchemy import bindparam, literal_column, null, select, text, true, union_all, update
+from sqlalchemy import (
+    ColumnElement,
+    CompoundSelect,
+    FromClause,
+    Label,
+    Row,
+    Select,
+    bindparam,
+    literal_column,
+    null,
+    select,
+    text,
+    true,
+    union_all,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import KeyedColumnElement
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.repository import Repository, sorts
-from salesplan.kit.scoping import scoped
+from salesplan.kit.repository import Repository, sorts, table_of
+from salesplan.kit.scoping import AnySelect, scoped
 from salesplan.models.crm import (
     Account,
     BuyingGroup,
@@ -34,7 +51,13 @@ ATTRIBUTES = (
 )
 """A placed contact's attributes (MapContactUpsert's, but the buying group)."""
 
-ENTITY_MODELS: dict[str, type[Any]] = {
+Ts = TypeVarTuple("Ts")
+# The INSERT of a placement, on either engine (both have ON CONFLICT).
+DialectInsert = TypeVar("DialectInsert", postgresql.Insert, sqlite.Insert)
+
+EntityModel = type[Account] | type[BuyingGroup] | type[Opportunity]
+
+ENTITY_MODELS: dict[str, EntityModel] = {
     "Account": Account,
     "BuyingGroup": BuyingGroup,
     "Opportunity": Opportunity,
@@ -92,7 +115,9 @@ class RelationshipMapRepository(Repository[RelationshipMap]):
         )
         return (await self.session.execute(stmt)).scalar_one_or_none()
 
-    async def placed_names(self, map_ids: list[uuid.UUID]) -> Sequence[Any]:
+    async def placed_names(
+        self, map_ids: list[uuid.UUID]
+    ) -> Sequence[Row[RelationshipMapContact, str | None, str | None, str | None]]:
         """(placement, first name, last name, e-mail) of the contacts placed on the maps, in
         the order they were placed (one query)."""
         stmt = scoped(
@@ -105,7 +130,9 @@ class RelationshipMapRepository(Repository[RelationshipMap]):
         )
         return (await self.session.execute(stmt)).all()
 
-    async def placed_contacts(self, map_id: uuid.UUID) -> Sequence[Any]:
+    async def placed_contacts(
+        self, map_id: uuid.UUID
+    ) -> Sequence[Row[RelationshipMapContact, Contact]]:
         """(placement, contact) of the contacts placed on the map, in the order they were
         placed (one query)."""
         stmt = scoped(
@@ -118,7 +145,7 @@ class RelationshipMapRepository(Repository[RelationshipMap]):
         )
         return (await self.session.execute(stmt)).all()
 
-    async def name_of(self, model: Any, object_id: uuid.UUID) -> str | None:
+    async def name_of(self, model: EntityModel, object_id: uuid.UUID) -> str | None:
         """The `name` of a row of the organization (archived ones too), or None."""
         stmt = scoped(select(model.name).where(model.id == object_id), self.ctx, model)
         name: str | None = (await self.session.execute(stmt)).scalar_one_or_none()
@@ -127,11 +154,11 @@ class RelationshipMapRepository(Repository[RelationshipMap]):
 
 # --- upsertRelationshipMapContact: Core statements on the driver (kit.driver), built once ------
 
-_RM: Any = RelationshipMap.__table__
-_RMC: Any = RelationshipMapContact.__table__
-_C: Any = Contact.__table__
-_BG: Any = BuyingGroup.__table__
-_ORG: Any = bindparam("organization_id")
+_RM = table_of(RelationshipMap)
+_RMC = table_of(RelationshipMapContact)
+_C = table_of(Contact)
+_BG = table_of(BuyingGroup)
+_ORG = bindparam("organization_id", type_=_RM.c.organization_id.type)
 
 
 class MapRow(NamedTuple):
@@ -141,9 +168,9 @@ class MapRow(NamedTuple):
     id: uuid.UUID
     entity_id: uuid.UUID
     entity_type: str
-    map: dict[str, Any]
-    created_at: Any
-    updated_at: Any
+    map: dict[str, object]
+    created_at: datetime
+    updated_at: datetime
     orientation: str
     created_by_id: uuid.UUID | None
     updated_by_id: uuid.UUID | None
@@ -183,7 +210,7 @@ LIVE_GROUP_ACCOUNT = DriverStatement(
 )
 
 
-def _placed_names(source: Any) -> tuple[Any, ...]:
+def _placed_names(source: FromClause) -> tuple[KeyedColumnElement[object], ...]:
     """A placement's attributes and contact (from `source`, the table or a CTE of its rows)
     and the contact's names: PLACED_NAMES' columns."""
     return (*(source.c[name] for name in _PLACED_COLUMNS), *_NAMES)
@@ -197,7 +224,7 @@ PLACED_NAMES = DriverStatement(
 )
 
 
-def _placing(insert: Any, keys: frozenset[str]) -> Any:
+def _placing(insert: DialectInsert, keys: frozenset[str]) -> DialectInsert:
     """`insert` of a placement made an upsert: an existing placement changes only `keys`."""
     index = ["map_id", "contact_id"]
     if keys:
@@ -207,7 +234,7 @@ def _placing(insert: Any, keys: frozenset[str]) -> Any:
     return insert.on_conflict_do_nothing(index_elements=index)
 
 
-def _new_values(keys: frozenset[str]) -> dict[str, Any]:
+def _new_values(keys: frozenset[str]) -> dict[str, ColumnElement[object]]:
     """A placement's columns: the map, the contact, and the attributes sent (`new_<name>`)."""
     return {
         "organization_id": _ORG,
@@ -222,9 +249,12 @@ def _new_values(keys: frozenset[str]) -> dict[str, Any]:
 def place_statement(dialect: str, keys: frozenset[str]) -> DriverStatement:
     """The contact placed on the map with the attributes `keys` (those sent, by name): a new
     placement has them and null for the others; an existing one changes only them."""
-    dialect_insert: Any = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    insert = dialect_insert(_RMC).values(**_new_values(keys))
-    return DriverStatement(_placing(insert, keys).returning(_RMC.c.map_id))
+    values = _new_values(keys)
+    if dialect == "postgresql":
+        pg_insert = postgresql.insert(_RMC).values(**values)
+        return DriverStatement(_placing(pg_insert, keys).returning(_RMC.c.map_id))
+    lite_insert = sqlite.insert(_RMC).values(**values)
+    return DriverStatement(_placing(lite_insert, keys).returning(_RMC.c.map_id))
 
 
 # The graph as it is already holds the contact's node and needs no mending: `nodes` a list
@@ -242,7 +272,7 @@ _GRAPH_KEEPS_CONTACT = text(
 )
 
 
-def _map_part(source: Any, fresh: Any) -> Any:
+def _map_part(source: FromClause, fresh: ColumnElement[bool]) -> AnySelect:
     """The map's row of an answer (see MAP_ANSWER): part 0, `MapRow` from `source`, `fresh`."""
     return select(
         literal_column("0").label("part"),
@@ -253,7 +283,7 @@ def _map_part(source: Any, fresh: Any) -> Any:
     )
 
 
-def _placement_part(source: Any) -> Any:
+def _placement_part(source: FromClause) -> AnySelect:
     """Placements' rows of an answer: part 1, their order, PLACED_NAMES' columns."""
     blank = (null() for _ in range(len(MapRow._fields) + 1))
     return select(literal_column("1"), source.c.id, *blank, *_placed_names(source)).join_from(
@@ -261,7 +291,7 @@ def _placement_part(source: Any) -> Any:
     )
 
 
-def _answer(*parts: Any) -> Any:
+def _answer(*parts: Select[*Ts]) -> CompoundSelect[*Ts]:
     return union_all(*parts).order_by(literal_column("part"), literal_column("position"))
 
 
@@ -280,7 +310,7 @@ MAP_ANSWER = DriverStatement(
 
 
 # The map row's version (its `xmin`: the transaction that wrote it last), in a SELECT of it.
-_VERSION: Any = literal_column("relationship_maps.xmin").label("version")
+_VERSION: Label[object] = literal_column("relationship_maps.xmin").label("version")
 
 
 @functools.lru_cache(maxsize=32)
@@ -327,7 +357,7 @@ def place_at_once(keys: frozenset[str]) -> DriverStatement:
         .cte("ok")
     )
     values = _new_values(keys)
-    insert: Any = postgresql.insert(_RMC).from_select(
+    insert = postgresql.insert(_RMC).from_select(
         list(values), select(*(v.label(k) for k, v in values.items())).select_from(ok)
     )
     placed = (

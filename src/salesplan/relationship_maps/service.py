@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -19,6 +20,7 @@ from salesplan.kit.repository import absent_reference, referenced
 from salesplan.kit.schemas import PaginationMeta
 from salesplan.kit.scoping import not_found
 from salesplan.models.crm import (
+    Account,
     BuyingGroup,
     Contact,
     RelationshipMap,
@@ -43,7 +45,11 @@ def map_url(public_url: str, map_id: uuid.UUID) -> str:
 
 
 def buyer_map_out(
-    m: Any, contacts: list[dict[str, Any]], public_url: str, *, graph: dict[str, Any] | None = None
+    m: RelationshipMap | repo.MapRow,
+    contacts: list[dict[str, object]],
+    public_url: str,
+    *,
+    graph: dict[str, object] | None = None,
 ) -> BuyerMapOut:
     """The spec's buyerMap of a map (an object or a row with its columns by name) and its
     placed contacts."""
@@ -65,9 +71,13 @@ def buyer_map_out(
 
 
 def _placed(
-    attributes: Any, contact_id: Any, first: str | None, last: str | None, email: str | None
-) -> dict[str, Any]:
-    entry = dict(zip(ATTRIBUTES, attributes, strict=True))
+    attributes: Sequence[object],
+    contact_id: object,
+    first: str | None,
+    last: str | None,
+    email: str | None,
+) -> dict[str, object]:
+    entry: dict[str, object] = dict(zip(ATTRIBUTES, attributes, strict=True))
     entry["contact_id"] = contact_id
     entry["contact"] = {"full_name": " ".join(p for p in (first, last) if p), "email": email}
     return entry
@@ -77,7 +87,7 @@ async def render(
     session: AsyncSession, ctx: RequestContext, maps: list[RelationshipMap], public_url: str
 ) -> list[BuyerMapOut]:
     """The spec's buyerMap shape; the placed contacts of all maps in one query."""
-    placed: dict[uuid.UUID, list[dict[str, Any]]] = {m.id: [] for m in maps}
+    placed: dict[uuid.UUID, list[dict[str, object]]] = {m.id: [] for m in maps}
     if maps:
         maps_repo = RelationshipMapRepository(session, ctx)
         for placement, first, last, email in await maps_repo.placed_names(list(placed)):
@@ -117,7 +127,7 @@ async def create_map(
     entity = await referenced(
         session, ENTITY_MODELS[data.entity_type], ctx, data.entity_id, "entityId"
     )
-    account_id = entity.id if data.entity_type == "Account" else entity.account_id
+    account_id = entity.id if isinstance(entity, Account) else entity.account_id
     duplicate = Conflict(
         "This entity already has a relationship map.",
         details={"entityType": data.entity_type, "entityId": str(data.entity_id)},
@@ -140,7 +150,7 @@ async def create_map(
         raise duplicate from None
 
 
-def _contact_node(contact_id: uuid.UUID, index: int) -> dict[str, Any]:
+def _contact_node(contact_id: uuid.UUID, index: int) -> dict[str, object]:
     return {
         "id": str(contact_id),
         "type": "contact",
@@ -194,8 +204,8 @@ async def update_map(
 
 
 def _upsert_params(
-    ctx: RequestContext, map_id: uuid.UUID, contact_id: uuid.UUID, sent: dict[str, Any]
-) -> dict[str, Any]:
+    ctx: RequestContext, map_id: uuid.UUID, contact_id: uuid.UUID, sent: Mapping[str, object]
+) -> dict[str, object]:
     """The upsert statements' parameters; `sent`'s attributes as `new_<name>`."""
     return {
         "map_id": map_id,
@@ -207,12 +217,14 @@ def _upsert_params(
     }
 
 
-def _placed_row(row: Any) -> dict[str, Any]:
+def _placed_row(row: Any) -> dict[str, object]:
     """A placed contact from a row of PLACED_NAMES' columns."""
     return _placed(row[: len(ATTRIBUTES)], *row[len(ATTRIBUTES) :])
 
 
-async def _placed_now(conn: AsyncConnection, params: dict[str, Any]) -> list[dict[str, Any]]:
+async def _placed_now(
+    conn: AsyncConnection, params: Mapping[str, object]
+) -> list[dict[str, object]]:
     """The contacts placed on the map, with their names, in the order they were placed."""
     return [_placed_row(r) for r in await repo.PLACED_NAMES.fetch(conn, params)]
 

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
@@ -94,7 +94,7 @@ class Door:
     organization_name: str
     status: Status | Literal["plan_archived"]
     session_id: uuid.UUID | None
-    flash: dict[str, Any] | None
+    flash: dict[str, object] | None
     stamp: tuple[object, ...]
 
 
@@ -137,7 +137,7 @@ async def entry(session: AsyncSession, token: str) -> Entry | None:
     if found is None:
         return None
     share, plan_name, plan_archived_at, organization_name = found
-    status: Any = share_status(share)
+    status: Status | Literal["plan_archived"] = share_status(share)
     if status == "active" and plan_archived_at is not None:
         status = "plan_archived"
     return Entry(share, plan_name, organization_name, status)

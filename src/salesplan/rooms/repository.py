@@ -10,14 +10,16 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from salesplan.kit.clock import utcnow
 from salesplan.kit.repository import Repository, sorts
-from salesplan.kit.scoping import AnyRow, TenantScope, organization_parameter, scoped
+from salesplan.kit.scoping import AnyRow, SqlColumn, TenantScope, organization_parameter, scoped
 from salesplan.models.crm import Account, Contact
 from salesplan.models.identity import Membership, Organization, User
 from salesplan.models.plans import Plan, PlanGoal, PlanMilestone, PlanTask
@@ -32,6 +34,7 @@ from salesplan.models.rooms import (
 from salesplan.plans.write_repository import plan_account
 
 Db = AsyncSession | AsyncConnection
+T = TypeVar("T")
 
 
 class ShareRepository(Repository[PlanShare]):
@@ -312,11 +315,13 @@ async def account_name_of_plan(
     return str(found or "")
 
 
-def _stamp_columns(organization: Any) -> tuple[Any, ...]:
+def _stamp_columns(
+    organization: SqlColumn,
+) -> tuple[SqlColumn | ScalarSelect[int] | ScalarSelect[datetime], ...]:
     """What a room page is rendered from besides names (see `room_stamp`), of `Plan` (joined
     with `PlanRoom` by `_room_of_plan`) in `organization`."""
 
-    def of_comments(column: Any) -> Any:
+    def of_comments(column: ColumnElement[T]) -> ScalarSelect[T]:
         return (
             select(column)
             .where(
@@ -338,7 +343,7 @@ def _stamp_columns(organization: Any) -> tuple[Any, ...]:
     )
 
 
-def _room_of_plan(organization: Any) -> Any:
+def _room_of_plan(organization: SqlColumn) -> ColumnElement[bool]:
     return (PlanRoom.plan_id == Plan.id) & (PlanRoom.organization_id == organization)
 
 

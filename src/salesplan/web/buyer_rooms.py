@@ -21,12 +21,13 @@ one does."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from collections.abc import Mapping
 
 from fastapi import APIRouter, Request
 from starlette.datastructures import FormData
 from starlette.responses import Response
 
+from salesplan.config import Settings
 from salesplan.db_dependencies import UoW, unit_of_work
 from salesplan.errors import RateLimited
 from salesplan.kit import clock
@@ -46,8 +47,9 @@ router = APIRouter(include_in_schema=False)
 COOKIE_PATH = "/rooms/"
 
 
-def _settings(request: Request) -> Any:
-    return request.app.state.settings
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 def _home(token: str) -> str:
@@ -55,9 +57,13 @@ def _home(token: str) -> str:
 
 
 def _page(
-    request: Request, template: str, context: dict[str, Any], status: int = 200, **kw: Any
+    request: Request,
+    template: str,
+    context: Mapping[str, object],
+    status: int = 200,
+    headers: dict[str, str] | None = None,
 ) -> Response:
-    return render(request, f"rooms/{template}", context, status=status, **kw)
+    return render(request, f"rooms/{template}", dict(context), status=status, headers=headers)
 
 
 def _closed(request: Request, entry: access.Entry | access.Door | None) -> Response | None:
@@ -80,7 +86,7 @@ def _closed_page(request: Request, kind: str, organization: str) -> Response:
     return _page(request, "closed.html", context, 410)
 
 
-async def _limited(request: Request, endpoint: str, context: dict[str, Any]) -> Response | None:
+async def _limited(request: Request, endpoint: str, context: dict[str, object]) -> Response | None:
     """Per-IP limits on the sign-in POSTs (contract §5: as the sign-in form)."""
     limiter: RateLimiter = request.app.state.rate_limiter
     try:
@@ -96,14 +102,14 @@ async def _limited(request: Request, endpoint: str, context: dict[str, Any]) -> 
     return None
 
 
-def _expired_form(request: Request, context: dict[str, Any]) -> Response:
+def _expired_form(request: Request, context: dict[str, object]) -> Response:
     text = "Your form expired. Go back, reload the page and try again."
     return _page(request, "message.html", context | {"title": "Form expired", "text": text}, 400)
 
 
 def _landing(
-    request: Request, entry: access.Entry | access.Door, token: str, **extra: Any
-) -> dict[str, Any]:
+    request: Request, entry: access.Entry | access.Door, token: str, **extra: object
+) -> dict[str, object]:
     return {
         "title": entry.plan_name,
         "plan_name": entry.plan_name,

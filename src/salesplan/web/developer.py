@@ -114,8 +114,8 @@ def _days(value: object) -> int | None:
 
 
 def _problem(exc: AppError) -> str:
-    errors = exc.details.get("errors") if isinstance(exc.details, dict) else None
-    if errors:
+    errors = exc.details.get("errors")
+    if isinstance(errors, list) and errors and isinstance(errors[0], dict):
         return str(errors[0].get("message", exc.message))
     return exc.message
 

@@ -13,7 +13,6 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 CARD_W, CARD_H = 240, 132
 NOTE_W, NOTE_H = 180, 48
@@ -162,7 +161,7 @@ def _number(value: object) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _position(node: Mapping[str, Any]) -> tuple[float, float] | None:
+def _position(node: Mapping[str, object]) -> tuple[float, float] | None:
     pos = node.get("position")
     if not isinstance(pos, Mapping):
         return None
@@ -170,11 +169,11 @@ def _position(node: Mapping[str, Any]) -> tuple[float, float] | None:
     return None if x is None or y is None else (x, y)
 
 
-def _service_column(nodes: list[Mapping[str, Any]]) -> bool:
+def _service_column(nodes: list[Mapping[str, object]]) -> bool:
     return all(_position(n) == (0.0, float(SERVICE_COLUMN_STEP * i)) for i, n in enumerate(nodes))
 
 
-def _label(node: Mapping[str, Any]) -> str | None:
+def _label(node: Mapping[str, object]) -> str | None:
     data = node.get("data")
     if isinstance(data, Mapping):
         for key in ("label", "name", "title"):
@@ -183,16 +182,17 @@ def _label(node: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _edge_label(edge: Mapping[str, Any]) -> str | None:
-    if isinstance(edge.get("label"), str) and edge["label"].strip():
-        return str(edge["label"]).strip()
+def _edge_label(edge: Mapping[str, object]) -> str | None:
+    label = edge.get("label")
+    if isinstance(label, str) and label.strip():
+        return label.strip()
     data = edge.get("data")
     if isinstance(data, Mapping) and isinstance(data.get("label"), str) and data["label"].strip():
         return str(data["label"]).strip()
     return None
 
 
-def _edges(graph: Mapping[str, Any]) -> list[tuple[str, str, str | None]]:
+def _edges(graph: Mapping[str, object]) -> list[tuple[str, str, str | None]]:
     raw = graph.get("edges")
     out = []
     for edge in raw if isinstance(raw, list) else []:
@@ -282,7 +282,7 @@ def _curve(s: Card, t: Card) -> tuple[str, float, float]:
     return d, mid_x, mid_y
 
 
-def layout(graph: Mapping[str, Any], people: list[Person], orientation: str) -> MapLayout:
+def layout(graph: Mapping[str, object], people: list[Person], orientation: str) -> MapLayout:
     """Cards for every placed contact (and labelled non-contact node), and the edges between
     drawn cards."""
     by_contact = {p.contact_id: p for p in people}

@@ -23,11 +23,11 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import Request
 from markupsafe import Markup, escape
 from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.applications import Starlette
 from starlette.responses import Response
 
 from salesplan.kit.clock import today
@@ -91,7 +91,7 @@ class RoomPages(StampedCache[PageKey, tuple[object, ...], KeptPage]):
         super().__init__(max_bytes, max_age=NAMES_TTL, clock=clock)
 
 
-def room_pages(app: Any) -> RoomPages:
+def room_pages(app: Starlette) -> RoomPages:
     """The app's kept room pages (one cache per app, so one per worker process)."""
     pages: RoomPages | None = getattr(app.state, "room_pages", None)
     if pages is None:

@@ -29,7 +29,7 @@ PATH = "/settings/developer/webhooks/{organization_id}"
 BACK = "/settings/developer#webhooks"
 
 
-async def webhook_rows(session: AsyncSession, user_id: uuid.UUID) -> list[dict[str, Any]]:
+async def webhook_rows(session: AsyncSession, user_id: uuid.UUID) -> list[dict[str, object]]:
     """The organizations the user administers, each with its endpoints."""
     rows = []
     for org_id, name, _hook, _secret in await repository.administered_integrations(
@@ -50,8 +50,10 @@ async def _refused(request: Request, session: AsyncSession, user: Any, org: uuid
 
 
 def _problem(exc: AppError) -> str:
-    unknown = exc.details.get("unknown") if isinstance(exc.details, dict) else None
-    return f"{exc.message}" if not unknown else f"Unknown event types: {', '.join(unknown)}"
+    unknown = exc.details.get("unknown")
+    if not isinstance(unknown, list) or not unknown:
+        return f"{exc.message}"
+    return f"Unknown event types: {', '.join(map(str, unknown))}"
 
 
 @router.post(PATH)
@@ -82,13 +84,13 @@ async def add_webhook_endpoint(
     return await _show_secret(request, session, endpoint.url, secret)
 
 
-async def _back(request: Request, session: Any, flash: dict[str, Any]) -> Response:
+async def _back(request: Request, session: AsyncSession, flash: dict[str, object]) -> Response:
     """Back to the settings page's webhooks section, with `flash` shown once."""
     await _flash(request, session, flash)
     return RedirectResponse(BACK, status_code=303)
 
 
-async def _show_secret(request: Request, session: Any, url: str, secret: str) -> Response:
+async def _show_secret(request: Request, session: AsyncSession, url: str, secret: str) -> Response:
     """Back to the settings page, which shows the new signing secret once."""
     await _flash(request, session, {"kind": "webhook", "url": url, "webhook_secret": secret})
     return RedirectResponse("/settings/developer#webhook-secret", status_code=303)

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, literal, or_, select, update
+from sqlalchemy import ColumnElement, insert, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.kit.ids import uuid7
 from salesplan.kit.pagination import CursorCodec, ListParams, paginate
 from salesplan.kit.schemas import PaginationMeta
-from salesplan.kit.scoping import TenantScope, scoped
+from salesplan.kit.scoping import AnyRow, TenantScope, scoped
 from salesplan.models.webhooks import (
     WebhookAttempt,
     WebhookDelivery,
@@ -65,7 +65,7 @@ async def attempts_page(
 
 async def attempt(
     session: AsyncSession, ctx: TenantScope, endpoint_id: uuid.UUID, event_id: uuid.UUID
-) -> tuple[Any, list[Any]] | None:
+) -> tuple[AnyRow, list[AnyRow]] | None:
     """An event's delivery to the endpoint (with the event's payload) and its tries, oldest
     first; None when the endpoint never had the event."""
     found = (
@@ -108,7 +108,7 @@ async def attempt(
     return found, list((await session.execute(tries)).all())
 
 
-def _type_filter(event_types: Sequence[str]) -> Any:
+def _type_filter(event_types: Sequence[str]) -> ColumnElement[bool]:
     if not event_types:
         return literal(True)
     exact = [t for t in event_types if not t.endswith(".*")]

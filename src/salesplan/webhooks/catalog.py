@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import JsonSchemaValue
 
 from salesplan.accounts import events as accounts
 from salesplan.accounts.schemas import AccountOut
@@ -284,7 +285,7 @@ _HEADERS = (
 )
 
 
-def component_name(model: type[BaseModel], schemas: dict[str, Any]) -> str:
+def component_name(model: type[BaseModel], schemas: dict[str, JsonSchemaValue]) -> str:
     """The model's name among the document's components (FastAPI qualifies a name that two
     models share with their module path); added from the model when it is not there yet."""
     qualified = f"{model.__module__.replace('.', '__')}__{model.__name__}"
@@ -374,7 +375,7 @@ def openapi_webhooks(document: dict[str, Any]) -> None:
             _enum_event_types(schemas.get(key), enum)
 
 
-def _enum_event_types(schema: Any, enum: list[str]) -> None:
+def _enum_event_types(schema: object, enum: list[str]) -> None:
     if not isinstance(schema, dict):
         return
     prop = schema.get("properties", {}).get("eventTypes")

@@ -24,15 +24,16 @@ import ssl
 import time
 import uuid
 from collections import Counter
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import httpx
 
 from salesplan.kit import outbound
 from salesplan.kit.clock import utcnow
 from salesplan.kit.ids import uuid7
+from salesplan.kit.scoping import AnyRow
 from salesplan.webhooks import events, repository, signing
 from salesplan.worker.context import WorkerContext
 
@@ -111,7 +112,7 @@ class _Dispatcher:
             self.client = outbound.async_client(pol, timeout=TIMEOUT_SECONDS)
         return self.client
 
-    def start(self, coro: Any, endpoint_id: uuid.UUID) -> None:
+    def start(self, coro: Coroutine[object, None, None], endpoint_id: uuid.UUID) -> None:
         self.in_flight[endpoint_id] += 1
         task = asyncio.create_task(coro)
         self.tasks.add(task)
@@ -184,7 +185,7 @@ async def run_webhook_delivery(ctx: WorkerContext) -> int:
     return len(claimed)
 
 
-def _secrets(ctx: WorkerContext, endpoint: Any, now: datetime) -> list[str]:
+def _secrets(ctx: WorkerContext, endpoint: AnyRow, now: datetime) -> list[str]:
     key = ctx.settings.signing_key
     live = [signing.unseal(key, endpoint.secret_encrypted)]
     expires = endpoint.previous_secret_expires_at
@@ -296,7 +297,7 @@ def _small(content_length: str | None) -> bool:
     return len(content_length) <= 5 and int(content_length) <= MAX_ANSWER_BYTES
 
 
-async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: str) -> None:
+async def _deliver(dispatcher: _Dispatcher, row: AnyRow, endpoint: AnyRow, payload: str) -> None:
     """A lane: deliver `row`, then, in the transaction that records its outcome, claim the
     endpoint's next due delivery and deliver that, until none is due (so that a backlog drains
     without waiting for the worker loop's next turn)."""
@@ -313,7 +314,7 @@ async def _deliver(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
         row, endpoint, payload = following
 
 
-async def _attempt(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: str) -> _Result:
+async def _attempt(dispatcher: _Dispatcher, row: AnyRow, endpoint: AnyRow, payload: str) -> _Result:
     """One attempt's outcome, whatever goes wrong: past the attempt limit nothing is sent (a
     delivery whose outcome could not be written is claimed again, one attempt more each time),
     and a crash is an outcome like a refusal, so the attempt counts and the limit holds."""
@@ -335,13 +336,13 @@ async def _attempt(dispatcher: _Dispatcher, row: Any, endpoint: Any, payload: st
 
 
 async def _record(
-    ctx: WorkerContext, row: Any, endpoint: Any, result: _Result
-) -> tuple[Any, Any, str] | None:
+    ctx: WorkerContext, row: AnyRow, endpoint: AnyRow, result: _Result
+) -> tuple[AnyRow, AnyRow, str] | None:
     """Write the outcome and the try; answers the endpoint's next due delivery, claimed in
     the same transaction (None when there is none, or the endpoint is no longer enabled)."""
     now = utcnow()
     lease_until = now + timedelta(seconds=ctx.settings.worker_lease_seconds)
-    values: dict[str, Any] = {
+    values: dict[str, object] = {
         "last_status_code": result.status_code,
         "last_error": result.error,
         "updated_at": now,

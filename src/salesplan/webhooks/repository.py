@@ -7,10 +7,8 @@ import json
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import (
-    Select,
     bindparam,
     delete,
     func,
@@ -22,7 +20,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.driver import DriverStatement
-from salesplan.kit.repository import Repository, sorts
+from salesplan.kit.repository import Repository, sorts, table_of
+from salesplan.kit.scoping import AnyRow, AnySelect
 from salesplan.models.webhooks import (
     WebhookAttempt,
     WebhookDelivery,
@@ -32,10 +31,10 @@ from salesplan.models.webhooks import (
 from salesplan.worker.claims import claim as claim_rows
 
 Db = AsyncSession | AsyncConnection
-ENDPOINTS: Any = WebhookEndpoint.__table__
-DELIVERIES: Any = WebhookDelivery.__table__
-EVENTS: Any = WebhookEvent.__table__
-TRIES: Any = WebhookAttempt.__table__
+ENDPOINTS = table_of(WebhookEndpoint)
+DELIVERIES = table_of(WebhookDelivery)
+EVENTS = table_of(WebhookEvent)
+TRIES = table_of(WebhookAttempt)
 E = ENDPOINTS.c
 D = DELIVERIES.c
 V = EVENTS.c
@@ -101,7 +100,7 @@ RECORD_ON_POSTGRESQL_QUIETLY = DriverStatement(text(_RECORD_SQL + "SELECT 1"))
 
 
 async def record_on_postgresql(
-    db: Db, event_rows: Sequence[Mapping[str, Any]], *, notify: bool
+    db: Db, event_rows: Sequence[Mapping[str, object]], *, notify: bool
 ) -> None:
     """PostgreSQL: each event with its deliveries (`delivery_ids`, `endpoint_ids`) in one
     statement, the batch's sent at once (one round trip); with the worker's wake-up or
@@ -114,7 +113,9 @@ async def record_on_postgresql(
 
 
 async def insert_events(
-    db: Db, event_rows: Sequence[Mapping[str, Any]], delivery_rows: Sequence[Mapping[str, Any]]
+    db: Db,
+    event_rows: Sequence[Mapping[str, object]],
+    delivery_rows: Sequence[Mapping[str, object]],
 ) -> None:
     """Events and their deliveries in two statements (SQLite's path)."""
     await INSERT_EVENT.executemany(db, event_rows)
@@ -134,17 +135,17 @@ async def enabled_endpoints(
     return found
 
 
-def _types(value: Any) -> list[str]:
+def _types(value: object) -> list[str]:
     # The driver answers JSON as text on PostgreSQL (no result processing there).
     if isinstance(value, str):
         value = json.loads(value)
-    return [str(t) for t in value or []]
+    return [str(t) for t in value] if isinstance(value, list) else []
 
 
 # -- the worker ------------------------------------------------------------------------------
 
 
-def due_candidates(now: datetime, per_endpoint: int, limit: int) -> Select[Any]:
+def due_candidates(now: datetime, per_endpoint: int, limit: int) -> AnySelect:
     """Due deliveries of enabled endpoints, at most `per_endpoint` of each endpoint (oldest
     first), so that one endpoint's backlog cannot fill a batch."""
     ranked = (
@@ -174,7 +175,7 @@ async def claim(
     worker_id: str,
     now: datetime,
     lease_until: datetime,
-) -> list[Any]:
+) -> list[AnyRow]:
     """Take the deliveries still due among `ids` (a concurrent worker's claim re-checks the
     condition after the row lock, so a row is taken once) with a lease: `next_attempt_at`
     moves to the lease's end, so that a killed worker's delivery comes due again."""
@@ -192,7 +193,7 @@ async def claim(
     return list(result.all())
 
 
-def _lease(worker_id: str, now: datetime, lease_until: datetime) -> dict[str, Any]:
+def _lease(worker_id: str, now: datetime, lease_until: datetime) -> dict[str, object]:
     """A delivery's lease: `next_attempt_at` moves to its end, one more attempt."""
     return {
         "lease_owner": worker_id,
@@ -222,7 +223,7 @@ async def claim_next(
     worker_id: str,
     now: datetime,
     lease_until: datetime,
-) -> tuple[Any, Any, str] | None:
+) -> tuple[AnyRow, AnyRow, str] | None:
     """The endpoint's next due delivery, claimed (as `claim`), with the endpoint's current
     url and secrets and the event's payload; None when none is due or it is disabled."""
     claimed = await claim_rows(
@@ -257,7 +258,7 @@ async def claim_next(
 
 async def claimed_parts(
     session: Db, endpoint_ids: Collection[uuid.UUID], event_ids: Collection[uuid.UUID]
-) -> tuple[dict[uuid.UUID, Any], dict[uuid.UUID, str]]:
+) -> tuple[dict[uuid.UUID, AnyRow], dict[uuid.UUID, str]]:
     """The endpoints (url, secrets) and event payloads of claimed deliveries."""
     endpoints = {
         row.id: row
@@ -272,7 +273,7 @@ async def claimed_parts(
 
 
 async def write_outcome(
-    db: AsyncConnection, delivery_id: uuid.UUID, worker_id: str, values: dict[str, Any]
+    db: AsyncConnection, delivery_id: uuid.UUID, worker_id: str, values: Mapping[str, object]
 ) -> bool:
     """One delivery's outcome, written only while this worker still holds its lease."""
     result = await db.execute(
@@ -283,7 +284,7 @@ async def write_outcome(
     return result.rowcount == 1
 
 
-async def add_try(db: AsyncConnection, values: dict[str, Any]) -> None:
+async def add_try(db: AsyncConnection, values: Mapping[str, object]) -> None:
     """One try of a delivery, for its attempt history."""
     await db.execute(insert(TRIES).values(values))
 

@@ -127,7 +127,7 @@ async def update_endpoint(
     reject_nulls(sent, EndpointPatch.not_null)
     endpoints = EndpointRepository(session, ctx)
     endpoint = await endpoints.get(endpoint_id, for_update=True)
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     if "event_types" in sent:
         fields["event_types"] = _check_event_types(sent["event_types"])
     if "url" in sent:

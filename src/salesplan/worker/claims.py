@@ -22,19 +22,28 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, Table, select, update
+from sqlalchemy import ColumnElement, SQLColumnExpression, Table, Update, select, update
 from sqlalchemy.engine import Result
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.orm import DeclarativeBase
+
+from salesplan.kit.repository import table_of
+from salesplan.kit.scoping import AnySelect
+
+# A column or SQL expression (a mapped attribute too), as ORDER BY or RETURNING take them.
+Column = SQLColumnExpression[object]
+# What a claim updates: a table or a mapped class.
+Target = Table | type[DeclarativeBase]
 
 
 def candidates(
-    entity: Any,
+    entity: Column | type[DeclarativeBase],
     *,
     due: Sequence[ColumnElement[bool]],
-    order_by: Sequence[Any],
+    order_by: Sequence[Column],
     limit: int,
-    lock_of: Any = None,
-) -> Select[Any]:
+    lock_of: Target | None = None,
+) -> AnySelect:
     """The due rows (`entity`: columns or a mapped class), first by `order_by`, at most
     `limit`, locked `FOR UPDATE SKIP LOCKED` (only `lock_of`'s rows when `due` joins another
     table). Alone, it is the claim of a kind whose transaction is its lease: the rows stay
@@ -49,22 +58,22 @@ def candidates(
 
 
 def claim_statement(
-    table: Table | Any,
+    table: Target,
     *,
     due: Sequence[ColumnElement[bool]],
-    order_by: Sequence[Any],
+    order_by: Sequence[Column],
     limit: int,
-    values: Mapping[str, Any],
-    returning: Sequence[Any] = (),
+    values: Mapping[str, object],
+    returning: Sequence[Column | type[DeclarativeBase]] = (),
     key: str = "id",
-    lock_of: Any = None,
+    lock_of: Target | None = None,
     recheck: Sequence[ColumnElement[bool]] = (),
-) -> Any:
+) -> Update:
     """The claim of at most `limit` rows of `table` (a Table or a mapped class) matching
     `due`, first by `order_by`: `values` set on them, `returning` read back (none: the
     result's `rowcount` says how many). `recheck`: conditions the UPDATE also requires of
     the rows it takes (another table's state, read when the row is taken)."""
-    columns = table.__table__.c if hasattr(table, "__table__") else table.c
+    columns = (table if isinstance(table, Table) else table_of(table)).c
     chosen = candidates(columns[key], due=due, order_by=order_by, limit=limit, lock_of=lock_of)
     statement = (
         update(table)
@@ -77,7 +86,7 @@ def claim_statement(
     return statement
 
 
-def _one_of(key: Any, chosen: Select[Any], limit: int) -> ColumnElement[bool]:
+def _one_of(key: ColumnElement[object], chosen: AnySelect, limit: int) -> ColumnElement[bool]:
     """`key = (subquery)` for one row (an InitPlan, run once), else `key IN (subquery)`."""
     if limit == 1:
         return key == chosen.scalar_subquery()
@@ -86,15 +95,15 @@ def _one_of(key: Any, chosen: Select[Any], limit: int) -> ColumnElement[bool]:
 
 async def claim(
     session: AsyncSession | AsyncConnection,
-    table: Table | Any,
+    table: Target,
     *,
     due: Sequence[ColumnElement[bool]],
-    order_by: Sequence[Any],
+    order_by: Sequence[Column],
     limit: int,
-    values: Mapping[str, Any],
-    returning: Sequence[Any] = (),
+    values: Mapping[str, object],
+    returning: Sequence[Column | type[DeclarativeBase]] = (),
     key: str = "id",
-    lock_of: Any = None,
+    lock_of: Target | None = None,
     recheck: Sequence[ColumnElement[bool]] = (),
 ) -> Result[Any]:
     """Run `claim_statement` in the transaction of `session` (or a connection): the

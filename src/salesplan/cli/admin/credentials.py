@@ -4,7 +4,7 @@ hold."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,7 +19,12 @@ from salesplan.cli.support import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from sqlalchemy.ext.asyncio import AsyncSession
+
+    from salesplan.models.identity import ApiKey
+    from salesplan.models.oauth import OAuthApp
 
 ScopesOpt = Annotated[
     list[str] | None,
@@ -27,7 +32,7 @@ ScopesOpt = Annotated[
 ]
 
 
-def _iso(value: Any) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
@@ -53,7 +58,7 @@ def create_api_key_cmd(
     user_id = parse_uuid(user, "--user")
     org_ids = parse_uuids(org, "--org")
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         key, raw = await create_api_key(
             session,
             user_id=user_id,
@@ -112,7 +117,7 @@ def create_oauth_app_cmd(
     if "authorization_code" in grant and not redirect_uri:
         fail("an authorization_code app needs at least one --redirect-uri.")
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         app, secret = await create_oauth_app(
             session,
             owner_user_id=user_id,
@@ -128,7 +133,7 @@ def create_oauth_app_cmd(
     emit(run_in_session(go), "OAuth app (secret shown once)")
 
 
-def _key_row(key: Any) -> dict[str, Any]:
+def _key_row(key: ApiKey) -> dict[str, object]:
     from salesplan.auth.tokens import key_status
 
     return {
@@ -155,7 +160,7 @@ def list_api_keys(
 
     user_id = parse_uuid(user, "--user") if user else None
 
-    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+    async def go(session: AsyncSession) -> list[dict[str, object]]:
         return [_key_row(key) for key in await all_api_keys(session, user_id)]
 
     emit_rows(run_in_session(go), "API keys")
@@ -171,7 +176,7 @@ def revoke_api_key_cmd(
 
     ident = parse_uuid(key_id, "--id")
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         key = await api_key_by_id(session, ident)
         if key is None:
             raise NotFound("API key not found.", details={"id": str(ident)})
@@ -181,7 +186,7 @@ def revoke_api_key_cmd(
     emit(run_in_session(go), "API key revoked")
 
 
-def _app_row(app: Any) -> dict[str, Any]:
+def _app_row(app: OAuthApp) -> dict[str, object]:
     return {
         "id": str(app.id),
         "clientId": app.client_id,
@@ -205,7 +210,7 @@ def list_oauth_apps(
 
     user_id = parse_uuid(user, "--user") if user else None
 
-    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+    async def go(session: AsyncSession) -> list[dict[str, object]]:
         return [_app_row(app) for app in await all_apps(session, user_id)]
 
     emit_rows(run_in_session(go), "OAuth apps")
@@ -222,7 +227,7 @@ def revoke_oauth_app(
     from salesplan.oauth.apps import app_by_client_id
     from salesplan.oauth.repository import delete_app
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         found = await app_by_client_id(session, client_id)
         if found is None:
             raise NotFound("OAuth app not found.", details={"clientId": client_id})

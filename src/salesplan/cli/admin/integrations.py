@@ -3,7 +3,7 @@ e-mail domains and its inbound e-mail secret."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -39,7 +39,7 @@ def set_integration_cmd(
     org_id = parse_uuid(org, "--org")
     settings = Settings()
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         configured = await set_integration(
             session,
             settings,
@@ -66,7 +66,7 @@ def inbound_secret_cmd(org: OrgOpt) -> None:
     org_id = parse_uuid(org, "--org")
     settings = Settings()
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         return {"secret": await inbound_secret(session, settings, org_id, create=True)}
 
     emit(run_in_session(go, settings), "inbound secret")

@@ -4,7 +4,7 @@ their passwords."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -35,7 +35,7 @@ def create_org(
     """Create an organization; prints {"id": …}."""
     from salesplan.organizations.service import create_organization
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         org = await create_organization(session, name=name)
         return {"id": str(org.id), "name": org.name, "slug": org.slug}
 
@@ -65,7 +65,7 @@ def create_user(
     if password is not None:
         check_password(password)
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         user = await add_user(
             session,
             organization_id=org_id,
@@ -89,15 +89,20 @@ def list_users(
 
     org_id = parse_uuid(org, "--org") if org else None
 
-    async def go(session: AsyncSession) -> list[dict[str, Any]]:
-        users: dict[uuid.UUID, dict[str, Any]] = {}
+    async def go(session: AsyncSession) -> list[dict[str, object]]:
+        users: dict[uuid.UUID, dict[str, object]] = {}
+        roles: dict[uuid.UUID, list[str]] = {}
         for user, organization_id, role in await users_with_roles(session, org_id):
-            row = users.setdefault(
-                user.id,
-                {"id": str(user.id), "email": user.email, "name": user.full_name, "roles": []},
-            )
+            if user.id not in users:
+                held = roles[user.id] = []
+                users[user.id] = {
+                    "id": str(user.id),
+                    "email": user.email,
+                    "name": user.full_name,
+                    "roles": held,
+                }
             if organization_id is not None:
-                row["roles"].append(f"{organization_id}:{role}")
+                roles[user.id].append(f"{organization_id}:{role}")
         return list(users.values())
 
     emit_rows(run_in_session(go), "users")
@@ -135,7 +140,7 @@ def set_password(
         check_password(password)
     new_password = password
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         row = await user_by_id(session, user_id)
         if row is None:
             raise NotFound("User not found.", details={"id": str(user_id)})

@@ -3,7 +3,7 @@ endpoints (contract §13)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,7 +16,7 @@ webhooks = typer.Typer(no_args_is_help=True, help="Outbound webhook endpoints of
 EndpointOpt = Annotated[str, typer.Option("--id", metavar="ENDPOINT_ID", help="The endpoint's id.")]
 
 
-def _endpoint_row(endpoint: Any) -> dict[str, Any]:
+def _endpoint_row(endpoint: object) -> dict[str, object]:
     from salesplan.webhooks.schemas import EndpointOut
 
     return EndpointOut.model_validate(endpoint).model_dump(mode="json", by_alias=True)
@@ -30,7 +30,7 @@ def webhooks_list(org: OrgOpt) -> None:
 
     scope = RequestContext.internal(parse_uuid(org, "--org"))
 
-    async def go(session: AsyncSession) -> list[dict[str, Any]]:
+    async def go(session: AsyncSession) -> list[dict[str, object]]:
         return [_endpoint_row(e) for e in await all_endpoints(session, scope)]
 
     emit_rows(run_in_session(go), "webhook endpoints")
@@ -66,7 +66,7 @@ def webhooks_create(
         fail(f"invalid endpoint: {exc.errors()[0]['msg'] if hasattr(exc, 'errors') else exc}")
         raise
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         endpoint, secret = await new_endpoint(session, settings, scope, body)
         return _endpoint_row(endpoint) | {"secret": secret}
 
@@ -82,7 +82,7 @@ def webhooks_delete(org: OrgOpt, endpoint_id: EndpointOpt) -> None:
     scope = RequestContext.internal(parse_uuid(org, "--org"))
     ident = parse_uuid(endpoint_id, "--id")
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         await remove_endpoint(session, scope, ident)
         return {"id": str(ident), "deleted": True}
 
@@ -100,7 +100,7 @@ def webhooks_rotate(org: OrgOpt, endpoint_id: EndpointOpt) -> None:
     ident = parse_uuid(endpoint_id, "--id")
     settings = Settings()
 
-    async def go(session: AsyncSession) -> dict[str, Any]:
+    async def go(session: AsyncSession) -> dict[str, object]:
         endpoint, secret = await new_secret(session, settings, scope, ident)
         return _endpoint_row(endpoint) | {"secret": secret}
 

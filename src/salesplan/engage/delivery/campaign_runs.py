@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -235,7 +235,7 @@ async def schedule(
     return result
 
 
-def _finish(enrollment: EngageEnrollment, state: str, reason: str | None, now: Any) -> None:
+def _finish(enrollment: EngageEnrollment, state: str, reason: str | None, now: datetime) -> None:
     enrollment.state = state
     enrollment.reason = reason
     enrollment.next_run_at = None

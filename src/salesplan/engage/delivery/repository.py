@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Date,
+    Update,
     and_,
     bindparam,
     case,
@@ -49,10 +50,12 @@ async def paused_senders(session: AsyncSession, now: datetime) -> set[str]:
     return set(rows.scalars())
 
 
-def _due(now: datetime, slack_paused: Sequence[uuid.UUID], email: bool | None) -> list[Any]:
+def _due(
+    now: datetime, slack_paused: Sequence[uuid.UUID], email: bool | None
+) -> list[ColumnElement[bool]]:
     """Due messages, but not the Slack ones of organizations whose webhook is paused; only
     e-mail (`email` True), only the other channels (False), or all (None)."""
-    due: list[Any] = [Message.next_attempt_at <= now]
+    due: list[ColumnElement[bool]] = [Message.next_attempt_at <= now]
     if slack_paused:
         orgs = list(slack_paused)
         due.append(not_(and_(Message.channel == "SLACK", Message.organization_id.in_(orgs))))
@@ -173,7 +176,7 @@ async def nth_sent_since(
 
 
 @functools.cache
-def sent_statement() -> Any:
+def sent_statement() -> Update:
     """A group's `sent`, written only where this worker still holds the lease; answers the
     ids written. Binds: b_ids, b_owner, b_at, b_from."""
     table = table_of(EngageMessage)
@@ -203,7 +206,7 @@ def sent_statement() -> Any:
 
 
 @functools.cache
-def _outcome_statement() -> Any:
+def _outcome_statement() -> Update:
     """One message's outcome, written only while this worker still holds its lease."""
     table = table_of(EngageMessage)
     return (
@@ -225,7 +228,7 @@ def _outcome_statement() -> Any:
     )
 
 
-async def write_outcomes(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+async def write_outcomes(session: AsyncSession, rows: list[dict[str, object]]) -> None:
     """The outcomes (one executemany): rows of b_id, b_owner, status, attempts, last_error,
     next_attempt_at, sent_at, updated_at."""
     if rows:

@@ -52,7 +52,7 @@ IdempotencyKey = Annotated[
 ]
 
 
-def queue_item(message: Any) -> dict[str, Any]:
+def queue_item(message: object) -> dict[str, object]:
     return QueueItemOut.model_validate(message).model_dump(mode="json", by_alias=True)
 
 
@@ -190,7 +190,7 @@ ReplyParams = Annotated[ListParams, list_params(("receivedAt",), default="receiv
 IncludeHtml = Annotated[bool, Query(alias="includeHtml")]
 
 
-def reply_body(reply: Any, include_html: bool) -> dict[str, Any]:
+def reply_body(reply: object, include_html: bool) -> dict[str, object]:
     data = ReplyOut.model_validate(reply).model_dump(mode="json", by_alias=True)
     if not include_html:
         data.pop("html", None)

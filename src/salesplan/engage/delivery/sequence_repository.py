@@ -14,7 +14,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, select, tuple_, update
+from sqlalchemy import ColumnElement, Update, exists, func, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from salesplan.kit.clock import utcnow
@@ -37,7 +37,7 @@ LIVE = ("pending", "scheduled", "sent")
 WAITING = ("scheduled", "queued")
 
 
-def sent_statement(message: EngageMessage, sent_at: datetime) -> Any:
+def sent_statement(message: EngageMessage, sent_at: datetime) -> Update:
     """The enrollment of a campaign message that just went out moves to `sent` (written in the
     same transaction as the message's `sent`). Only from `scheduled` at that step: a reply or a
     stop that came meanwhile wins."""
@@ -91,11 +91,15 @@ async def stop_failed(session: AsyncSession, messages: list[EngageMessage]) -> N
 
 
 async def _end_live(
-    session: AsyncSession, state: str, reason: str | None, *where: Any, step: int | None = None
+    session: AsyncSession,
+    state: str,
+    reason: str | None,
+    *where: ColumnElement[bool],
+    step: int | None = None,
 ) -> None:
     """The live enrollments matching `where` end in `state` (with `reason`, when one is
     given; at `step`, when one is given): no further step is scheduled for them."""
-    values: dict[str, Any] = {"state": state, "next_run_at": None, "updated_at": utcnow()}
+    values: dict[str, object] = {"state": state, "next_run_at": None, "updated_at": utcnow()}
     if reason is not None:
         values["reason"] = reason
     if step is not None:
@@ -108,7 +112,7 @@ async def _end_live(
     )
 
 
-async def _cancel_waiting(session: AsyncSession, *where: Any) -> None:
+async def _cancel_waiting(session: AsyncSession, *where: ColumnElement[bool]) -> None:
     now = utcnow()
     await session.execute(
         update(EngageMessage)

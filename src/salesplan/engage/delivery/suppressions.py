@@ -5,8 +5,6 @@ kit.email.mailbox parses them (contract §12), in the path, the body and the `ad
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from salesplan.auth.principal import RequestContext
@@ -51,7 +49,7 @@ async def delete_suppression(session: AsyncSession, ctx: RequestContext, address
     emit(session, SuppressionDeleted(ctx.organization_id, was))
 
 
-def _invalid(index: int, address: str) -> dict[str, Any]:
+def _invalid(index: int, address: str) -> dict[str, object]:
     message = "Not an e-mail address."
     location: list[str | int] = ["body", "addresses", index]
     error = {
@@ -64,7 +62,7 @@ def _invalid(index: int, address: str) -> dict[str, Any]:
 
 async def import_suppressions(
     session: AsyncSession, ctx: RequestContext, addresses: list[str], reason: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Suppress each address (admins only), through the one suppression path
     (`inbound.suppress`: the first reason stays, sequences writing to it stop). One result per
     address: 201 suppressed now, 200 already suppressed (its entry as it is), 400 not an
@@ -80,7 +78,7 @@ async def import_suppressions(
             await inbound.suppress(session, ctx.organization_id, address, reason)
             new.append(address)
     rows = {**before, **await suppressions.by_addresses(new)}
-    results: list[dict[str, Any]] = []
+    results: list[dict[str, object]] = []
     created: set[str] = set()
     for index, (given, address) in enumerate(zip(addresses, parsed, strict=True)):
         row = rows.get(address) if is_email(address) else None

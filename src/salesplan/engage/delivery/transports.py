@@ -5,11 +5,11 @@ once, each reused for its share of a batch) and Slack's incoming webhooks. Each 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parseaddr
-from typing import Any
 
 import aiosmtplib
 import httpx
@@ -40,7 +40,7 @@ UNSENDABLE = (
 class Outcome:
     """What happened to one claimed message."""
 
-    message_id: Any
+    message_id: uuid.UUID
     kind: str  # sent | retry | failed | throttled
     error: str | None = None
     pause_until: datetime | None = None
@@ -87,7 +87,7 @@ async def send_email_batch(
     origin, key = settings.public_url, settings.signing_key
     envelope_from = parseaddr(settings.smtp_from)[1] or settings.smtp_from
     throttled: list[datetime] = []
-    outcomes: dict[Any, Outcome] = {}
+    outcomes: dict[uuid.UUID, Outcome] = {}
     lanes = min(SMTP_CONNECTIONS, len(messages))
 
     async def lane(share: list[EngageMessage]) -> None:
@@ -142,8 +142,8 @@ async def send_slack_batch(
     session: AsyncSession, settings: Settings, messages: list[EngageMessage], on_sent: OnSent
 ) -> list[Outcome]:
     results: list[Outcome] = []
-    paused: dict[Any, datetime] = {}
-    urls: dict[Any, str | None] = {}
+    paused: dict[uuid.UUID, datetime] = {}
+    urls: dict[uuid.UUID, str | None] = {}
     # Contract §12: the webhook is a user's URL: public destinations only, no redirects, our
     # own error texts (never the server's body).
     async with outbound.async_client(outbound.policy(settings)) as http:
