@@ -8,7 +8,7 @@ process spends per request served moves much less. This starts one `salesplan se
 (PostgreSQL at BENCH_DATABASE_URL in a throwaway database, or a SQLite file with `--sqlite`),
 drives each endpoint with wrk, and divides the server's user+system CPU time (from
 /proc/<pid>/stat) by the requests wrk completed. The bare floor (bench/floor_app.py under
-uvicorn) is measured the same way, so `x floor` is the cost in units of the bare route.
+the same server program, `harness.SERVER`) is measured the same way, so `x floor` is the cost in units of the bare route.
 """
 
 from __future__ import annotations
