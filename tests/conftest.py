@@ -17,13 +17,25 @@ from pathlib import Path
 
 import httpx
 import pytest
+from argon2 import PasswordHasher
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from salesplan.app import create_app
+from salesplan.auth import passwords
 from salesplan.config import Settings
 from salesplan.models import Base
+
+# Argon2 at its production cost (argon2-cffi's default: argon2id, 64 MiB, 3 passes, 4 lanes)
+# takes 0.1-0.7 s per hash or check on the CI machine kind, and the suite signs in and sets
+# passwords a few hundred times. In this process the app hashes at argon2id's least cost (a
+# hash names its own cost, so a full-cost hash still checks at full cost); the production hasher
+# is tested in tests/foundation/test_auth.py, and every process the tests start (`serve`, the
+# CLI) hashes at full cost.
+PRODUCTION_HASHER = passwords._hasher
+passwords._hasher = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+passwords._DUMMY = passwords._hasher.hash("salesplan-timing-equaliser")
 
 # The embedded default's data folder (§15) is one of this run, never the real home's: for the
 # tests' own Settings() and every subprocess they start.
