@@ -49,8 +49,12 @@ venv: $(STAMP) $(CODEGEN_STAMP)
 run: $(RUNTIME)
 	$(BIN)/salesplan serve --host $(HOST) --port $(PORT)
 
+# Two worker processes (pytest-xdist), a test file's tests on one worker: each worker has its own
+# data folder, SQLite files and PostgreSQL databases, and the Redis tests their own key prefixes.
+# `make test PYTEST_WORKERS=0` runs in this process alone.
+PYTEST_WORKERS ?= 2
 test: $(STAMP) $(CODEGEN_STAMP)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check src tests clients/python

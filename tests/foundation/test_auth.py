@@ -165,6 +165,28 @@ async def test_password_hashes_are_argon2(db, actor) -> None:
     assert not verify_password(None, "anything")
 
 
+def test_the_production_hasher_is_argon2id_at_the_rfc_9106_cost() -> None:
+    """The tests' app hashes at the least cost (tests/conftest.py); the one `serve` runs with is
+    argon2-cffi's default, RFC 9106's low-memory profile, and its hashes check as they should."""
+    from argon2 import profiles
+
+    from salesplan.auth.passwords import verify_password
+    from tests.conftest import PRODUCTION_HASHER
+
+    expected = profiles.RFC_9106_LOW_MEMORY
+    hasher = PRODUCTION_HASHER
+    assert (hasher.type, hasher.time_cost, hasher.memory_cost, hasher.parallelism) == (
+        expected.type,
+        expected.time_cost,
+        expected.memory_cost,
+        expected.parallelism,
+    )
+    stored = hasher.hash("s3cret-pass")
+    assert stored.startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert verify_password(stored, "s3cret-pass")
+    assert not verify_password(stored, "wrong")
+
+
 async def test_revoking_a_key_takes_effect_at_once_despite_the_cache(client, db, actor) -> None:
     from sqlalchemy import select
 

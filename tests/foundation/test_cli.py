@@ -193,13 +193,11 @@ async def _postgres_database(beside: str) -> AsyncIterator[str]:
 
 async def _delete_all_rows(database_url: str) -> None:
     """Every table's rows deleted, children first (as conftest's `app` fixture does)."""
-    from salesplan.models import Base
+    from tests.conftest import delete_all_rows
 
     engine = create_async_engine(database_url)
     try:
-        async with engine.begin() as conn:
-            for table in reversed(Base.metadata.sorted_tables):
-                await conn.execute(text(f'DELETE FROM "{table.name}"'))
+        await delete_all_rows(engine)
     finally:
         await engine.dispose()
 

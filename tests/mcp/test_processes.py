@@ -158,19 +158,22 @@ async def cluster(
     """Two processes behind the round-robin proxy; `app` (the in-process test app) empties the
     shared database afterwards."""
     proxy = RoundRobin()
-    async with serve(proxy) as front:  # type: ignore[arg-type]
-        origin = front.url.removesuffix("/mcp")
-        env = backend_env | {"SALESPLAN_PUBLIC_URL": origin}
-        ports = [free_port(), free_port()]
-        processes = [_start(env, port, tmp_path) for port in ports]
-        try:
+    processes: list[subprocess.Popen[bytes]] = []
+    try:
+        async with serve(proxy) as front:  # type: ignore[arg-type]
+            origin = front.url.removesuffix("/mcp")
+            env = backend_env | {"SALESPLAN_PUBLIC_URL": origin}
+            ports = [free_port(), free_port()]
+            processes += [_start(env, port, tmp_path) for port in ports]
             for process, port in zip(processes, ports, strict=True):
                 _wait_healthy(process, f"http://127.0.0.1:{port}")
             proxy.backends = [f"http://127.0.0.1:{port}" for port in ports]
             yield Cluster(front.url, proxy)
-        finally:
-            for process in processes:
-                _stop(process)
+    finally:
+        # The proxy stops first: a stream it still relayed held a backend's graceful stop open,
+        # and `_stop` blocks this loop (the proxy's) until its SIGKILL 30 s later.
+        for process in processes:
+            _stop(process)
 
 
 def tool_backends(proxy: RoundRobin, tool: str) -> set[int]:

@@ -31,7 +31,11 @@ def _links() -> list[tuple[str, str]]:
     ]
 
 
-@pytest.mark.parametrize(("method", "path"), _links())
+# Stable ids (the paths hold a new UUID per collection; parallel workers must collect the same
+# names).
+@pytest.mark.parametrize(
+    ("method", "path"), _links(), ids=["open", "click", "unsubscribe-get", "unsubscribe-post"]
+)
 def test_the_access_formatter_shows_the_path_without_the_signature(method, path) -> None:
     record = logging.LogRecord(
         "uvicorn.access",

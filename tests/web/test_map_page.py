@@ -111,7 +111,9 @@ async def test_another_organizations_map_is_not_found(
     assert "Secret Co" not in page.text and "Eve" not in page.text
 
 
-@pytest.mark.parametrize("map_id", [str(uuid.uuid4()), "not-a-uuid", "1"])
+@pytest.mark.parametrize(
+    "map_id", [str(uuid.uuid4()), "not-a-uuid", "1"], ids=["unknown-uuid", "not-a-uuid", "1"]
+)
 async def test_an_unknown_or_malformed_id_is_not_found(
     client: httpx.AsyncClient, actor: Actor, map_id: str
 ) -> None:
