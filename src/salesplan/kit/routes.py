@@ -160,12 +160,14 @@ class Records(Generic[DbT, CtxT]):
         status_code: int | None = None,
         **declared: Unpack[Declared],
     ) -> None:
-        async def run(body: BodyT, ctx: CtxT, session: DbT, **ids: uuid.UUID) -> Response:
-            written = await call(session, ctx, only_id(ids), body)
-            return json_response(self.out.model_validate(written), status_code or 200)
+        def without_tag(
+            session: DbT, ctx: CtxT, row_id: uuid.UUID, written: BodyT, _tag: str | None
+        ) -> Awaitable[object]:
+            return call(session, ctx, row_id, written)
 
-        parameters = {_path_id(path): uuid.UUID, "body": body, "ctx": self.write}
-        self._add(method, path, operation_id, doc, run, parameters, status_code, **declared)
+        self._write(
+            method, path, operation_id, doc, body, without_tag, status_code, False, declared
+        )
 
     def delete_route(
         self,
@@ -194,16 +196,31 @@ class Records(Generic[DbT, CtxT]):
     ) -> None:
         """`write_route` for a service that honours `If-Match` (RFC 9110 §13.1.1: 412 when it
         names a version no longer current), given the header's value last."""
+        self._write(method, path, operation_id, doc, body, call, None, True, declared)
 
+    def _write(
+        self,
+        method: str,
+        path: str,
+        operation_id: str,
+        doc: str,
+        body: type[BodyT],
+        call: Callable[[DbT, CtxT, uuid.UUID, BodyT, str | None], Awaitable[object]],
+        status_code: int | None,
+        if_match: bool,
+        declared: Declared,
+    ) -> None:
         async def run(
-            body: BodyT, ctx: CtxT, session: DbT, request: Request, **ids: uuid.UUID
+            body: BodyT, ctx: CtxT, session: DbT, request: Request | None = None, **ids: uuid.UUID
         ) -> Response:
-            if_match = request.headers.get("if-match")
-            written = await call(session, ctx, only_id(ids), body, if_match)
-            return json_response(self.out.model_validate(written))
+            tag = request.headers.get("if-match") if request is not None else None
+            written = await call(session, ctx, only_id(ids), body, tag)
+            return json_response(self.out.model_validate(written), status_code or 200)
 
         parameters = {_path_id(path): uuid.UUID, "body": body, "ctx": self.write}
-        self._add(method, path, operation_id, doc, run, parameters, None, True, **declared)
+        self._add(
+            method, path, operation_id, doc, run, parameters, status_code, if_match, **declared
+        )
 
     def delete_if_match_route(
         self,
