@@ -28,7 +28,7 @@ from salesplan.rooms import access, mail
 from salesplan.rooms import notices_repository as repo
 from salesplan.rooms import repository as rooms_repo
 from salesplan.rooms.events import RoomActivity
-from salesplan.rooms.view import room_plan
+from salesplan.rooms.view import RoomPlan, room_plan
 from salesplan.worker.context import WorkerContext, wake_worker
 
 DIGEST_EVERY = timedelta(minutes=15)
@@ -138,10 +138,11 @@ async def send_reminders(ctx: WorkerContext) -> int:
         )
         claimed = await repo.claim_reminders(session, [t for t, _ in wanted], today, BATCH)
         sent = 0
+        rooms: dict[uuid.UUID, RoomPlan | None] = {}  # a plan's room read once a batch
         for organization_id, task_id, contact_id in claimed:
             if (task_id, contact_id) in wanted:  # (not a former assignee's reminder)
                 scope = OrgScope(organization_id)
-                sent += await _remind(session, ctx.settings, scope, task_id, contact_id, now)
+                sent += await _remind(session, ctx.settings, scope, task_id, contact_id, now, rooms)
     return sent
 
 
@@ -152,11 +153,14 @@ async def _remind(
     task_id: uuid.UUID,
     contact_id: uuid.UUID,
     now: datetime,
+    rooms: dict[uuid.UUID, RoomPlan | None],
 ) -> int:
     share = await repo.share_of(session, scope, task_id, contact_id, now)
     if share is None or await mail.suppressed(session, share):
         return 0
-    room = await room_plan(await session.connection(), share, share.plan_id)
+    if share.plan_id not in rooms:
+        rooms[share.plan_id] = await room_plan(await session.connection(), share, share.plan_id)
+    room = rooms[share.plan_id]
     task = room.tasks.get(task_id) if room is not None else None
     if room is None or task is None or task.target_date is None:  # hidden from the room
         return 0
